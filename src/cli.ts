@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+// argv -> loadConfig -> buildServer -> listen; signals -> close.
+import { parseArgs } from 'node:util';
+import { hashKey } from './auth/keys.js';
+import { ConfigError, loadConfig } from './config/load.js';
+import type { Config } from './config/schema.js';
+import { buildServer } from './server.js';
+
+const USAGE = `explorer-gateway: a caching, quota-enforcing gateway in front of Blockscout explorers
+
+Usage:
+  explorer-gateway --config FILE [--host H] [--port N]   start the gateway (or GATEWAY_CONFIG=FILE)
+  explorer-gateway check-config FILE                      validate a configuration file
+  explorer-gateway hash-key KEY                           print the sha256 digest for keys[].sha256
+  explorer-gateway --help
+`;
+
+function fail(message: string, code = 2): never {
+  process.stderr.write(message.endsWith('\n') ? message : `${message}\n`);
+  process.exit(code);
+}
+
+export function summarise(config: Config, file: string): string {
+  const lines = [`${file}: OK`];
+  lines.push(`chains (${Object.keys(config.chains).length}):`);
+  for (const [id, c] of Object.entries(config.chains)) lines.push(`  ${id}  ${c.name}  ${c.upstreams.join(', ')}`);
+  lines.push(`plans (${Object.keys(config.plans).length}):`);
+  for (const [name, p] of Object.entries(config.plans)) lines.push(`  ${name}  ${p.rps} rps, ${p.credits} credits ${p.period}`);
+  lines.push(`keys (${config.keys.length}):`);
+  for (const k of config.keys) {
+    lines.push(`  ${k.name}  plan ${k.plan}, ${k.status}${k.chains ? `, chains ${k.chains.join(',')}` : ''}`);
+  }
+  lines.push(`quota store: ${config.redis ? `redis (${config.redis.cluster ? 'cluster' : 'single'}, onError ${config.redis.onError})` : 'in process'}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function checkConfig(file: string | undefined): void {
+  if (!file) fail(`check-config needs a FILE\n\n${USAGE}`);
+  try {
+    process.stdout.write(summarise(loadConfig(file), file));
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message, 1);
+    throw err;
+  }
+}
+
+async function serve(values: { config?: string | undefined; host?: string | undefined; port?: string | undefined }): Promise<void> {
+  const file = values.config ?? process.env.GATEWAY_CONFIG;
+  if (!file) fail(`no configuration: pass --config FILE or set GATEWAY_CONFIG\n\n${USAGE}`);
+  let config: Config;
+  try {
+    config = loadConfig(file);
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message, 1);
+    throw err;
+  }
+  const host = values.host ?? config.server.host;
+  const port = values.port === undefined ? config.server.port : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: expected a port number, got ${values.port}`);
+
+  const app = buildServer(config);
+  let closing = false;
+  const close = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down');
+    app.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        app.log.error({ err }, 'error while closing');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => close('SIGTERM'));
+  process.on('SIGINT', () => close('SIGINT'));
+  await app.listen({ host, port });
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string', short: 'c' },
+      host: { type: 'string' },
+      port: { type: 'string', short: 'p' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const [command, arg, extra] = positionals;
+  if (command === 'check-config') return checkConfig(arg);
+  if (command === 'hash-key') {
+    if (arg === undefined || arg === '' || extra !== undefined) fail(`hash-key needs exactly one KEY\n\n${USAGE}`);
+    process.stdout.write(`${hashKey(arg)}\n`);
+    return;
+  }
+  if (command !== undefined) fail(`unknown command: ${command}\n\n${USAGE}`);
+  await serve(values);
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) fail(`${err.message}\n\n${USAGE}`);
+  fail(`explorer-gateway: ${err instanceof Error ? err.message : String(err)}`, 1);
+});

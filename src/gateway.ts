@@ -1,0 +1,122 @@
+// The request pipeline, in the contract's order of checks (section 4): route and chain, key,
+// rate limit, validation, credits, cache, upstream. Each step is a small function; the handler
+// reads top to bottom as that list.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiKey, KeyRing } from './auth/keys.js';
+import { extractKey } from './auth/keys.js';
+import type { Config, RouteName } from './config/schema.js';
+import { ERRORS, GatewayError, jsonErrorResponse, legacyErrorBody, messageBody, type ErrorCode } from './http/errors.js';
+import { H_REQUEST_ID, H_SCAM } from './http/headers.js';
+import { resolve, type Route } from './routes/resolve.js';
+import type { ChainUpstreams, UpstreamAnswer } from './upstream/client.js';
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+const USER_AGENT = 'explorer-gateway/0.1 (+https://github.com/blockscout)';
+
+/** What the access log and metrics want to know about a request. */
+export interface RequestInfo {
+  chainId: string | undefined;
+  route: RouteName | undefined;
+  keyName: string | undefined;
+  cache: 'HIT' | 'MISS' | 'STALE' | undefined;
+  upstream: string | undefined;
+  upstreamMs: number | undefined;
+}
+
+export interface Chain {
+  id: string;
+  name: string;
+  upstreams: ChainUpstreams;
+}
+
+export interface GatewayState {
+  config: Config;
+  keys: KeyRing;
+  chains: Map<string, Chain>;
+}
+
+export function newRequestInfo(): RequestInfo {
+  return { chainId: undefined, route: undefined, keyName: undefined, cache: undefined, upstream: undefined, upstreamMs: undefined };
+}
+
+export function sendError(reply: FastifyReply, code: ErrorCode, legacy: boolean): FastifyReply {
+  const { status, message } = ERRORS[code];
+  if (status === 401) reply.header('www-authenticate', code === 'NO_KEY' ? 'Bearer' : 'Bearer error="invalid_token"');
+  if (status === 405) reply.header('allow', 'GET, HEAD');
+  return reply
+    .code(status)
+    .header('content-type', JSON_TYPE)
+    .send(legacy ? legacyErrorBody(message) : messageBody(message));
+}
+
+/** The key step: 401 without a usable key, 403 when the key may not be used here. */
+function authenticate(request: FastifyRequest, route: Route, keys: KeyRing): ApiKey | ErrorCode {
+  const auth = request.headers.authorization;
+  const source = extractKey(auth, route.apikeys);
+  if (source.kind === 'none') return 'NO_KEY';
+  if (source.kind === 'conflict') return 'CONFLICTING_KEYS';
+  const key = keys.find(source.key);
+  if (!key) return 'BAD_KEY';
+  if (key.status === 'unverified') return 'UNVERIFIED_KEY';
+  if (key.status === 'disabled') return 'DISABLED_KEY';
+  if (key.chains && !key.chains.has(route.chainId)) return 'CHAIN_NOT_ALLOWED';
+  return key;
+}
+
+function upstreamHeaders(request: FastifyRequest): Record<string, string> {
+  // Built from nothing: the client's Authorization, cookies and hop-by-hop fields never leave.
+  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': USER_AGENT, [H_REQUEST_ID]: request.id };
+  const scam = request.headers[H_SCAM];
+  if (typeof scam === 'string') headers[H_SCAM] = scam;
+  return headers;
+}
+
+function sendAnswer(reply: FastifyReply, answer: UpstreamAnswer): FastifyReply {
+  return reply.code(answer.status).headers(answer.headers).send(answer.body);
+}
+
+export function makeHandler(getState: () => GatewayState) {
+  return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const state = getState();
+    const info = request.info;
+    reply.header(H_REQUEST_ID, request.id);
+
+    // 1. Route and chain.
+    const resolution = resolve(request.url, state.chains);
+    if (resolution.kind === 'refusal') return sendError(reply, resolution.code, resolution.legacy);
+    const { legacy } = resolution;
+    info.chainId = resolution.chainId;
+    info.route = resolution.route;
+    if (request.method !== 'GET' && request.method !== 'HEAD') return sendError(reply, 'METHOD_NOT_ALLOWED', legacy);
+
+    // 2. Key.
+    const key = authenticate(request, resolution, state.keys);
+    if (typeof key === 'string') return sendError(reply, key, legacy);
+    info.keyName = key.name;
+
+    // 3. Validation (a v2 422 in the spec's JsonErrorResponse; legacy: HTTP 200, status "0").
+    const v = resolution.validation;
+    if (!v.ok) {
+      if ('issues' in v) return reply.code(422).header('content-type', JSON_TYPE).send(jsonErrorResponse(v.issues));
+      return reply.code(200).header('content-type', JSON_TYPE).send(legacyErrorBody(v.legacyMessage));
+    }
+
+    // 4. Upstream.
+    const chain = state.chains.get(resolution.chainId)!;
+    const started = performance.now();
+    try {
+      const answer = await chain.upstreams.request({ path: v.upstreamPath, method: 'GET', headers: upstreamHeaders(request) });
+      info.upstream = answer.upstream;
+      if (answer.status >= 500) throw new GatewayError('UPSTREAM_ERROR');
+      return sendAnswer(reply, answer);
+    } catch (err) {
+      if (err instanceof GatewayError) {
+        request.log.warn({ err: { code: err.code, cause: String(err.cause ?? '') }, chain: chain.id }, 'upstream failure');
+        return sendError(reply, err.code, legacy);
+      }
+      throw err;
+    } finally {
+      info.upstreamMs = Math.round((performance.now() - started) * 1000) / 1000;
+    }
+  };
+}

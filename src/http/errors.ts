@@ -1,0 +1,62 @@
+// Every refusal the gateway makes, defined once: code -> status and message (contract section 6),
+// and the one place that renders bodies in the two shapes the contract fixes.
+
+export const ERRORS = {
+  NO_KEY: { status: 401, message: 'API key required' },
+  BAD_KEY: { status: 401, message: 'Invalid API key' },
+  CONFLICTING_KEYS: { status: 401, message: 'Conflicting API keys in Authorization and apikey' },
+  UNVERIFIED_KEY: { status: 403, message: 'Unverified email' },
+  DISABLED_KEY: { status: 403, message: 'API key disabled' },
+  CHAIN_NOT_ALLOWED: { status: 403, message: 'API key not allowed on this chain' },
+  UNKNOWN_CHAIN: { status: 404, message: 'Network not supported' },
+  UNKNOWN_ROUTE: { status: 404, message: 'Route not found' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
+  LEGACY_NO_MODULE_ACTION: { status: 400, message: "Params 'module' and 'action' are required parameters" },
+  LEGACY_UNKNOWN_MODULE: { status: 400, message: 'Unknown module' },
+  LEGACY_UNKNOWN_ACTION: { status: 400, message: 'Unknown action' },
+  RATE_LIMITED: { status: 429, message: 'Too many requests' },
+  OUT_OF_CREDITS: { status: 402, message: 'Out of credits' },
+  QUOTA_UNAVAILABLE: { status: 503, message: 'Quota store unavailable' },
+  UPSTREAM_TIMEOUT: { status: 504, message: 'Upstream timed out' },
+  UPSTREAM_UNREACHABLE: { status: 502, message: 'Upstream unreachable' },
+  UPSTREAM_ERROR: { status: 502, message: 'Upstream error' },
+  INTERNAL: { status: 500, message: 'Internal error' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class GatewayError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    options?: { cause?: unknown },
+  ) {
+    super(ERRORS[code].message, options);
+    this.name = 'GatewayError';
+    this.status = ERRORS[code].status;
+  }
+}
+
+/** One entry of the spec's JsonErrorResponse. */
+export interface ValidationIssue {
+  /** Parameter name, without the leading slash. */
+  name: string;
+  detail: string;
+}
+
+/** `{"errors":[{"title":"Invalid value","source":{"pointer":"/NAME"},"detail":"..."}]}` */
+export function jsonErrorResponse(issues: readonly ValidationIssue[]): string {
+  return JSON.stringify({
+    errors: issues.map((i) => ({ title: 'Invalid value', source: { pointer: `/${i.name}` }, detail: i.detail })),
+  });
+}
+
+/** v2 error body: `{"message":"..."}`. */
+export function messageBody(message: string): string {
+  return JSON.stringify({ message });
+}
+
+/** Legacy envelope for failures: Blockscout's RPC error view (status "0", result null). */
+export function legacyErrorBody(message: string): string {
+  return JSON.stringify({ message, result: null, status: '0' });
+}

@@ -1,0 +1,43 @@
+// Header names the gateway owns (contract section 6) and the ones it never passes on.
+
+export const H_LIMIT = 'x-ratelimit-limit';
+export const H_REMAINING = 'x-ratelimit-remaining';
+export const H_RESET = 'x-ratelimit-reset';
+export const H_CREDITS = 'x-credits-remaining';
+export const H_REQUEST_ID = 'x-request-id';
+export const H_CACHE = 'x-cache';
+export const H_SCAM = 'show-scam-tokens';
+
+/** RFC 9110 section 7.6.1 hop-by-hop fields, plus the de-facto ones proxies drop. */
+export const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/**
+ * Whether an upstream response header may reach the client. Hop-by-hop fields (and those the
+ * upstream's Connection header names) are dropped; the upstream's own rate-limit and credit
+ * headers are replaced by the gateway's; length and date are the gateway's to set.
+ */
+export function isPassableResponseHeader(name: string, connectionTokens: ReadonlySet<string>): boolean {
+  if (HOP_BY_HOP.has(name) || connectionTokens.has(name)) return false;
+  if (name.startsWith('x-ratelimit-') || name.startsWith('x-credits-')) return false;
+  return name !== 'content-length' && name !== 'date' && name !== 'set-cookie' && name !== 'server';
+}
+
+export function connectionTokens(value: string | string[] | undefined): Set<string> {
+  const out = new Set<string>();
+  if (value === undefined) return out;
+  for (const part of (Array.isArray(value) ? value.join(',') : value).split(',')) {
+    const t = part.trim().toLowerCase();
+    if (t) out.add(t);
+  }
+  return out;
+}

@@ -1,0 +1,97 @@
+// buildServer(config): registers everything and never listens, so tests drive it with
+// app.inject() or listen on port 0, and the CLI decides where to listen.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { KeyRing } from './auth/keys.js';
+import type { Config } from './config/schema.js';
+import { makeHandler, newRequestInfo, sendError, type Chain, type GatewayState, type RequestInfo } from './gateway.js';
+import { ChainUpstreams } from './upstream/client.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    info: RequestInfo;
+  }
+}
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface ServerDeps {
+  /** Clock for everything time-based (ms since the epoch). */
+  now?: () => number;
+}
+
+function buildState(config: Config, now: () => number): GatewayState {
+  const chains = new Map<string, Chain>();
+  for (const [id, chain] of Object.entries(config.chains)) {
+    chains.set(id, { id, name: chain.name, upstreams: new ChainUpstreams(chain, now) });
+  }
+  return { config, keys: new KeyRing(config), chains };
+}
+
+export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInstance {
+  const now = deps.now ?? Date.now;
+  const state = buildState(config, now);
+
+  const app = Fastify({
+    logger: {
+      level: config.log.level,
+      // Keys never reach a log line: the query is not logged, and these paths are redacted
+      // wherever a header object is logged.
+      redact: ['req.headers.authorization', 'headers.authorization', 'req.query.apikey'],
+    },
+    disableRequestLogging: true,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    // Explorer data is read-only; request bodies are never read.
+    bodyLimit: 1024,
+    return503OnClosing: true,
+  });
+
+  app.decorateRequest('info', null as unknown as RequestInfo);
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.info = newRequestInfo();
+    done();
+  });
+
+  // Bodies are not part of any route; accept and ignore them so a POST gets its 405, not a parse error.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null));
+
+  app.setErrorHandler((err, request, reply) => {
+    request.log.error({ err }, 'unhandled error');
+    return sendError(reply, 'INTERNAL', request.info?.route?.startsWith('legacy.') ?? false);
+  });
+
+  if (config.log.requests) {
+    app.addHook('onResponse', (request, reply, done) => {
+      const i = request.info;
+      request.log.info(
+        {
+          method: request.method,
+          path: request.url.split('?', 1)[0],
+          status: reply.statusCode,
+          chain: i.chainId,
+          route: i.route,
+          key: i.keyName,
+          cache: i.cache,
+          upstream: i.upstream,
+          upstreamMs: i.upstreamMs,
+          ms: Math.round(reply.elapsedTime * 1000) / 1000,
+        },
+        'request',
+      );
+      done();
+    });
+  }
+
+  app.route({ method: METHODS, url: '*', exposeHeadRoute: false, handler: makeHandler(() => state) });
+
+  app.addHook('onClose', async () => {
+    await Promise.all([...state.chains.values()].map((c) => c.upstreams.close()));
+  });
+  return app;
+}
