@@ -1,0 +1,157 @@
+import { describe, expect, it } from 'vitest';
+import { parseQuery, resolve, type Resolution, type Route } from '../../src/routes/resolve.js';
+
+const chains = new Set(['1', '100']);
+const A = '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045';
+const a = A.toLowerCase();
+
+function route(url: string): Route {
+  const r: Resolution = resolve(url, chains);
+  if (r.kind !== 'route') throw new Error(`expected a route, got ${r.code}`);
+  return r;
+}
+const upstream = (url: string) => {
+  const v = route(url).validation;
+  if (!v.ok) throw new Error(`invalid: ${JSON.stringify(v)}`);
+  return v.upstreamPath;
+};
+const issues = (url: string) => {
+  const v = route(url).validation;
+  if (v.ok || !('issues' in v)) throw new Error('expected v2 issues');
+  return v.issues;
+};
+const legacyMessage = (url: string) => {
+  const v = route(url).validation;
+  if (v.ok || !('legacyMessage' in v)) throw new Error('expected a legacy message');
+  return v.legacyMessage;
+};
+
+describe('route resolution', () => {
+  it('finds the chain and the v2 routes', () => {
+    expect(route(`/1/api/v2/addresses/${A}/token-balances`)).toMatchObject({ chainId: '1', route: 'token-balances', legacy: false });
+    expect(route(`/100/api/v2/addresses/${A}/transactions`)).toMatchObject({ chainId: '100', route: 'transactions' });
+  });
+
+  it('refuses an unknown chain before anything else, in the shape of the interface asked for', () => {
+    expect(resolve(`/5/api/v2/addresses/${A}/token-balances`, chains)).toEqual({ kind: 'refusal', code: 'UNKNOWN_CHAIN', legacy: false });
+    expect(resolve('/5/api?module=token&action=getToken', chains)).toEqual({ kind: 'refusal', code: 'UNKNOWN_CHAIN', legacy: true });
+  });
+
+  it('refuses unknown routes under a known chain', () => {
+    for (const url of ['/1/api/v2/blocks', `/1/api/v2/addresses/${A}/token-balances/`, '/1', '/', '/1/', `/1/api/v2/addresses/${A}/../x/token-balances`]) {
+      expect(resolve(url, chains), url).toMatchObject({ kind: 'refusal', code: 'UNKNOWN_ROUTE' });
+    }
+  });
+
+  it('rebuilds the upstream path from validated parts, lower-casing the address', () => {
+    expect(upstream(`/1/api/v2/addresses/${A}/token-balances`)).toBe(`/api/v2/addresses/${a}/token-balances`);
+  });
+
+  it('removes apikey from what is forwarded and keeps every value it had', () => {
+    const r = route(`/1/api/v2/addresses/${A}/token-balances?apikey=k1&apikey=k2`);
+    expect(r.apikeys).toEqual(['k1', 'k2']);
+    expect(upstream(`/1/api/v2/addresses/${A}/token-balances?apikey=k1`)).not.toContain('k1');
+  });
+
+  it('puts query parameters in canonical order and normalises integers', () => {
+    const p = upstream(`/1/api/v2/addresses/${A}/transactions?order=desc&sort=value&filter=to&items_count=007&block_number=12&index=3`);
+    expect(p).toBe(`/api/v2/addresses/${a}/transactions?block_number=12&filter=to&index=3&items_count=7&order=desc&sort=value`);
+    expect(upstream(`/1/api/v2/addresses/${A}/transactions?sort=value&order=desc`)).toBe(
+      upstream(`/1/api/v2/addresses/${A}/transactions?order=desc&sort=value`),
+    );
+  });
+
+  it('passes the paging keys of next_page_params back', () => {
+    const q = 'block_number=19&fee=123&hash=0x' + 'ab'.repeat(32) + '&index=2&inserted_at=2024-01-02T03:04:05.123456Z&value=0';
+    // Values are re-encoded: ':' and a '+' offset must survive as %3A and %2B.
+    expect(upstream(`/1/api/v2/addresses/${A}/transactions?${q}`)).toBe(`/api/v2/addresses/${a}/transactions?${q.replaceAll(':', '%3A')}`);
+    expect(upstream(`/1/api/v2/addresses/${A}/transactions?inserted_at=2024-01-02T03:04:05%2B02:00`)).toContain('inserted_at=2024-01-02T03%3A04%3A05%2B02%3A00');
+  });
+
+  it('reports a malformed address with Blockscout\'s own text', () => {
+    expect(issues('/1/api/v2/addresses/0x123/token-balances')).toEqual([
+      { name: 'address_hash_param', detail: 'Invalid format. Expected ~r/^0x([A-Fa-f0-9]{40})$/' },
+    ]);
+  });
+
+  it('reports an encoded path trick as a bad address, never as a path', () => {
+    expect(issues('/1/api/v2/addresses/%2e%2e%2f%2e%2e%2fadmin/token-balances')[0]?.name).toBe('address_hash_param');
+    expect(issues('/1/api/v2/addresses/%zz/token-balances')[0]?.name).toBe('address_hash_param');
+  });
+
+  it('reports one entry per bad parameter', () => {
+    const got = issues(`/1/api/v2/addresses/${A}/transactions?filter=sideways&sort=age&order=up&items_count=0&index=x&hash=0x12&value=01&inserted_at=yesterday`);
+    expect(got).toEqual([
+      { name: 'filter', detail: 'Invalid value for enum' },
+      { name: 'sort', detail: 'Invalid value for enum' },
+      { name: 'order', detail: 'Invalid value for enum' },
+      { name: 'items_count', detail: '0 is smaller than inclusive minimum 1' },
+      { name: 'index', detail: 'Invalid integer. Got: string' },
+      { name: 'inserted_at', detail: 'Invalid format. Expected :"date-time"' },
+      { name: 'hash', detail: 'Invalid format. Expected ~r/^0x([A-Fa-f0-9]{64})$/' },
+      { name: 'value', detail: 'Invalid format. Expected ~r/^-?([1-9][0-9]*|0)$/' },
+    ]);
+  });
+
+  it('rejects unexpected query parameters on v2 routes, as Blockscout does', () => {
+    expect(issues(`/1/api/v2/addresses/${A}/token-balances?page=2`)).toEqual([{ name: 'page', detail: 'Unexpected field: page' }]);
+    expect(issues(`/1/api/v2/addresses/${A}/transactions?chainid=1&x=`)).toEqual([
+      { name: 'chainid', detail: 'Unexpected field: chainid' },
+      { name: 'x', detail: 'Unexpected field: x' },
+    ]);
+  });
+
+  it('requires sort and order together', () => {
+    expect(issues(`/1/api/v2/addresses/${A}/transactions?sort=fee`)).toEqual([
+      { name: 'order', detail: 'Missing field: order (sort and order go together)' },
+    ]);
+    expect(issues(`/1/api/v2/addresses/${A}/transactions?order=asc`)[0]?.name).toBe('sort');
+  });
+});
+
+describe('legacy route resolution', () => {
+  const C = '0xB7D311E2EB55F2F68A9440DA38E7989210B9A05E';
+
+  it('matches module and action case-insensitively and forwards the canonical spelling', () => {
+    expect(route(`/1/api?MODULE=token`.replace('MODULE', 'module') + `&action=GETTOKEN&contractaddress=${C}`).route).toBe('legacy.getToken');
+    expect(upstream(`/1/api?module=Token&action=gettoken&contractaddress=${C}`)).toBe(
+      `/api?module=token&action=getToken&contractaddress=${C.toLowerCase()}`,
+    );
+  });
+
+  it('drops parameters it does not know, as Etherscan-style clients add their own', () => {
+    expect(upstream(`/1/api/?module=token&action=getTokenHolders&contractaddress=${C}&chainid=1&sort=asc&page=2&offset=10`)).toBe(
+      `/api?module=token&action=getTokenHolders&contractaddress=${C.toLowerCase()}&offset=10&page=2`,
+    );
+  });
+
+  it('forwards chainid of bridgedTokenList as the chain_ids the instance reads', () => {
+    expect(upstream('/100/api?module=token&action=bridgedTokenList&chainid=1')).toBe('/api?module=token&action=bridgedTokenList&chain_ids=1');
+  });
+
+  it('answers parameter errors with Blockscout\'s texts', () => {
+    expect(legacyMessage('/1/api?module=token&action=getToken')).toBe('Query parameter contract address is required');
+    expect(legacyMessage('/1/api?module=token&action=getToken&contractaddress=badhash')).toBe('Invalid contract address hash');
+    expect(legacyMessage(`/1/api?module=token&action=getTokenHolders&contractaddress=${C}&page=1`)).toMatch(/page.*offset/);
+    expect(legacyMessage(`/1/api?module=token&action=getTokenHolders&contractaddress=${C}&page=-1&offset=2`)).toMatch(/Invalid page/);
+    expect(legacyMessage('/1/api?module=token&action=bridgedTokenList&chainid=x')).toMatch(/Invalid chainid/);
+  });
+
+  it('refuses a missing or unknown module or action before the key step', () => {
+    expect(resolve('/1/api?module=token', chains)).toEqual({ kind: 'refusal', code: 'LEGACY_NO_MODULE_ACTION', legacy: true });
+    expect(resolve('/1/api?module=account&action=balance', chains)).toMatchObject({ code: 'LEGACY_UNKNOWN_MODULE' });
+    expect(resolve('/1/api?module=token&action=tokentx', chains)).toMatchObject({ code: 'LEGACY_UNKNOWN_ACTION' });
+  });
+});
+
+describe('parseQuery', () => {
+  it('decodes form encoding and keeps the last of repeated names', () => {
+    const q = parseQuery('a=1&b=x+y&a=2&c=%41&apikey=k&empty');
+    expect(Object.fromEntries(q.params)).toEqual({ a: '2', b: 'x y', c: 'A', empty: '' });
+    expect(q.apikeys).toEqual(['k']);
+  });
+
+  it('reports malformed percent-encoding', () => {
+    expect(parseQuery('a=%E0%A4%A').malformed).toEqual(['a']);
+  });
+});
