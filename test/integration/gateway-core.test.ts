@@ -1,0 +1,285 @@
+// The gateway and the fixture explorer on real loopback ports: statuses of the contract's table,
+// what the upstream receives, failover, the deadline and the no-retry rule.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
+import { hashKey } from '../../src/auth/keys.js';
+import { ADDRESS, DEMO_KEY, closedPort, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
+
+const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
+const TXS = `/1/api/v2/addresses/${ADDRESS}/transactions`;
+const TOKEN = '0xb7d311e2eb55f2f68a9440da38e7989210b9a05e';
+
+let explorer: FixtureExplorer;
+let gw: TestGateway;
+
+beforeAll(async () => {
+  explorer = await startFixtureExplorer();
+  gw = await startGateway(
+    makeConfig([explorer.url], {
+      chains: {
+        '1': { name: 'Ethereum', upstreams: [explorer.url], timeoutMs: 2_000 },
+        '100': { name: 'Gnosis', upstreams: [explorer.url], upstreamApiKey: 'upstream-secret' },
+      },
+      keys: [
+        { name: 'demo', key: DEMO_KEY, plan: 'free' },
+        { name: 'hashed', sha256: hashKey('hashed-key'), plan: 'free' },
+        { name: 'unverified', key: 'unverified-key', plan: 'free', status: 'unverified' },
+        { name: 'disabled', key: 'disabled-key', plan: 'free', status: 'disabled' },
+        { name: 'gnosis-only', key: 'gnosis-key', plan: 'free', chains: ['100'] },
+      ],
+    }),
+  );
+});
+afterAll(async () => {
+  await gw.close();
+  await explorer.close();
+});
+afterEach(() => explorer.reset());
+
+describe('answers from the upstream', () => {
+  it('forwards a v2 request and passes the 200 answer on', async () => {
+    const res = await gw.get(BALANCES);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    const body = (await res.json()) as unknown[];
+    expect(Array.isArray(body)).toBe(true);
+    const direct = (await (await fetch(`${explorer.url}/api/v2/addresses/${ADDRESS}/token-balances`)).json()) as unknown[];
+    expect(body).toEqual(direct);
+  });
+
+  it('sends the upstream the rebuilt path, no key and no Authorization', async () => {
+    await gw.get(`${TXS}?apikey=${DEMO_KEY}&filter=to&items_count=5`, { key: null, headers: { cookie: 'a=b', 'show-scam-tokens': 'true' } });
+    const seen = explorer.requests.at(-1)!;
+    expect(seen.path).toBe(`/api/v2/addresses/${ADDRESS.toLowerCase()}/transactions`);
+    expect(seen.query).toEqual({ filter: 'to', items_count: '5' });
+    expect(seen.headers.authorization).toBeUndefined();
+    expect(seen.headers.cookie).toBeUndefined();
+    expect(seen.headers['show-scam-tokens']).toBe('true');
+    expect(JSON.stringify(seen)).not.toContain(DEMO_KEY);
+  });
+
+  it('adds the chain\'s upstreamApiKey as apikey, replacing the client\'s', async () => {
+    const res = await gw.get(`/100/api/v2/addresses/${ADDRESS}/token-balances?apikey=${DEMO_KEY}`, { key: null });
+    expect(res.status).toBe(200);
+    expect(explorer.requests.at(-1)!.query).toEqual({ apikey: 'upstream-secret' });
+  });
+
+  it('follows next_page_params to the next page', async () => {
+    // An address with more than one page in the fixture's deterministic data.
+    let path = '';
+    for (let i = 1; i < 50 && !path; i++) {
+      const candidate = `0x${i.toString(16).padStart(40, 'a')}`;
+      const page = (await (await fetch(`${explorer.url}/api/v2/addresses/${candidate}/transactions?items_count=3`)).json()) as { next_page_params: unknown };
+      if (page.next_page_params) path = `/1/api/v2/addresses/${candidate}/transactions`;
+    }
+    expect(path).not.toBe('');
+    const first = (await (await gw.get(`${path}?items_count=3`)).json()) as { items: { hash: string }[]; next_page_params: Record<string, string | number> | null };
+    expect(first.items).toHaveLength(3);
+    expect(first.next_page_params).not.toBeNull();
+    const qs = new URLSearchParams(Object.entries(first.next_page_params!).map(([k, v]) => [k, String(v)]));
+    const second = (await (await gw.get(`${path}?${qs}`)).json()) as { items: { hash: string }[] };
+    expect(second.items.length).toBeGreaterThan(0);
+    expect(second.items.map((t) => t.hash)).not.toContain(first.items[0]!.hash);
+  });
+
+  it('forwards the legacy interface with the canonical action and drops foreign parameters', async () => {
+    const res = await gw.get(`/1/api?module=TOKEN&action=gettoken&contractaddress=${TOKEN}&chainid=1`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ message: 'OK', status: '1', result: { contractAddress: expect.any(String) } });
+    expect(explorer.requests.at(-1)!.query).toEqual({ module: 'token', action: 'getToken', contractaddress: TOKEN });
+  });
+
+  it('forwards chainid of bridgedTokenList as chain_ids', async () => {
+    const res = await gw.get('/1/api?module=token&action=bridgedTokenList&chainid=1');
+    expect(res.status).toBe(200);
+    expect(explorer.requests.at(-1)!.query).toEqual({ module: 'token', action: 'bridgedTokenList', chain_ids: '1' });
+  });
+
+  it('answers HEAD like GET, without a body', async () => {
+    const res = await gw.get(BALANCES, { method: 'HEAD' });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('');
+    expect(explorer.requests.at(-1)!.method).toBe('GET');
+  });
+
+  it('strips upstream rate-limit, credit and hop-by-hop headers and keeps the others', async () => {
+    explorer.set({ extraHeaders: { 'x-credits-remaining': '7', 'proxy-authenticate': 'Basic', 'x-explorer': 'yes' } });
+    const res = await gw.get(BALANCES);
+    expect(res.headers.get('x-explorer')).toBe('yes');
+    expect(res.headers.get('proxy-authenticate')).toBeNull();
+    expect(res.headers.get('x-credits-remaining')).not.toBe('7');
+    for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
+      expect(res.headers.get(name), name).not.toBe((await fetch(`${explorer.url}/api/v2/addresses/${ADDRESS}/token-balances`)).headers.get(name));
+    }
+  });
+});
+
+describe('refusals', () => {
+  const v2 = async (res: Response) => ({ status: res.status, body: (await res.json()) as unknown });
+
+  it('401 without a key, with WWW-Authenticate: Bearer', async () => {
+    const res = await gw.get(BALANCES, { key: null });
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    expect(await v2(res)).toEqual({ status: 401, body: { message: 'API key required' } });
+  });
+
+  it('401 for an unknown key and for Bearer and apikey that differ', async () => {
+    expect((await gw.get(BALANCES, { key: 'wrong' })).status).toBe(401);
+    expect((await gw.get(`${BALANCES}?apikey=other`)).status).toBe(401);
+    expect(explorer.hits()).toBe(0);
+  });
+
+  it('accepts a key configured by its sha256 digest, from apikey', async () => {
+    expect((await gw.get(`${BALANCES}?apikey=hashed-key`, { key: null })).status).toBe(200);
+  });
+
+  it('403 for an unverified, a disabled or a chain-restricted key', async () => {
+    expect(await v2(await gw.get(BALANCES, { key: 'unverified-key' }))).toEqual({ status: 403, body: { message: 'Unverified email' } });
+    expect((await gw.get(BALANCES, { key: 'disabled-key' })).status).toBe(403);
+    expect((await gw.get(BALANCES, { key: 'gnosis-key' })).status).toBe(403);
+    expect((await gw.get(BALANCES.replace('/1/', '/100/'), { key: 'gnosis-key' })).status).toBe(200);
+  });
+
+  it('404 Network not supported for an unknown chain, before the key', async () => {
+    expect(await v2(await gw.get(BALANCES.replace('/1/', '/999/'), { key: null }))).toEqual({ status: 404, body: { message: 'Network not supported' } });
+  });
+
+  it('404 for an unknown route under a known chain', async () => {
+    expect((await gw.get('/1/api/v2/blocks')).status).toBe(404);
+    expect((await gw.get(`/1/api/v2/addresses/${ADDRESS}/%2e%2e/%2e%2e/stats`)).status).toBe(404);
+  });
+
+  it('405 with Allow for other methods', async () => {
+    const res = await gw.get(BALANCES, { method: 'POST', body: '{not json' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('422 JsonErrorResponse for a bad path or query, and nothing reaches the upstream', async () => {
+    const res = await gw.get(`/1/api/v2/addresses/0x12/transactions?sort=fee&order=up&foo=1`);
+    expect(await v2(res)).toEqual({
+      status: 422,
+      body: {
+        errors: [
+          { title: 'Invalid value', source: { pointer: '/address_hash_param' }, detail: 'Invalid format. Expected ~r/^0x([A-Fa-f0-9]{40})$/' },
+          { title: 'Invalid value', source: { pointer: '/order' }, detail: 'Invalid value for enum' },
+          { title: 'Invalid value', source: { pointer: '/foo' }, detail: 'Unexpected field: foo' },
+        ],
+      },
+    });
+    expect(explorer.hits()).toBe(0);
+  });
+
+  it('never lets an encoded ../ reach an upstream', async () => {
+    for (const trick of ['%2e%2e%2f%2e%2e%2fadmin', '..%2F..%2Fadmin', '%252e%252e', '0x' + '0'.repeat(40) + '%2F..']) {
+      const res = await gw.get(`/1/api/v2/addresses/${trick}/token-balances`);
+      expect(res.status, trick).toBe(422);
+    }
+    expect(explorer.hits()).toBe(0);
+  });
+
+  it('legacy: parameter errors are HTTP 200 with status "0"; module/action errors 400; auth keeps its status', async () => {
+    const missing = await gw.get('/1/api?module=token&action=getToken');
+    expect(await v2(missing)).toEqual({ status: 200, body: { message: 'Query parameter contract address is required', result: null, status: '0' } });
+    const bad = await gw.get('/1/api?module=token&action=getToken&contractaddress=badhash');
+    expect(await v2(bad)).toEqual({ status: 200, body: { message: 'Invalid contract address hash', result: null, status: '0' } });
+    expect(await v2(await gw.get('/1/api?module=token&action=nope'))).toEqual({ status: 400, body: { message: 'Unknown action', result: null, status: '0' } });
+    expect(await v2(await gw.get('/1/api?module=logs&action=getLogs'))).toEqual({ status: 400, body: { message: 'Unknown module', result: null, status: '0' } });
+    expect((await gw.get('/1/api')).status).toBe(400);
+    expect(await v2(await gw.get(`/1/api?module=token&action=getToken&contractaddress=${TOKEN}`, { key: null }))).toEqual({
+      status: 401,
+      body: { message: 'API key required', result: null, status: '0' },
+    });
+    expect(explorer.hits()).toBe(0);
+  });
+});
+
+describe('upstream failures', () => {
+  it('upstream 5xx becomes 502 without the upstream\'s body', async () => {
+    explorer.set({ failStatus: 500 });
+    const res = await gw.get(BALANCES);
+    expect(res.status).toBe(502);
+    expect(await res.json()).toEqual({ message: 'Upstream error' });
+  });
+
+  it('upstream 4xx is passed on unchanged', async () => {
+    explorer.set({ failStatus: 404 });
+    const res = await gw.get(BALANCES);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ message: 'fixture failure' });
+  });
+
+  it('legacy answers keep the envelope on upstream failure', async () => {
+    explorer.set({ failStatus: 503 });
+    const res = await gw.get(`/1/api?module=token&action=getToken&contractaddress=${TOKEN}`);
+    expect(res.status).toBe(502);
+    expect(await res.json()).toEqual({ message: 'Upstream error', result: null, status: '0' });
+  });
+});
+
+describe('failover and deadlines', () => {
+  it('tries the next upstream when a connection cannot be made', async () => {
+    const dead = `http://127.0.0.1:${await closedPort()}`;
+    const g = await startGateway(makeConfig([dead, explorer.url]));
+    try {
+      expect((await g.get(BALANCES)).status).toBe(200);
+      expect(explorer.hits()).toBe(1);
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('502 when no upstream can be reached', async () => {
+    const g = await startGateway(makeConfig([`http://127.0.0.1:${await closedPort()}`, `http://127.0.0.1:${await closedPort()}`]));
+    try {
+      const res = await g.get(BALANCES);
+      expect(res.status).toBe(502);
+      expect(await res.json()).toEqual({ message: 'Upstream unreachable' });
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('504 past timeoutMs, and a request that reached an upstream is never retried', async () => {
+    const second = await startFixtureExplorer();
+    const g = await startGateway(makeConfig([explorer.url, second.url], { chains: { '1': { name: 'E', upstreams: [explorer.url, second.url], timeoutMs: 300 } } }));
+    try {
+      explorer.set({ delayMs: 2_000 });
+      const started = Date.now();
+      const res = await g.get(BALANCES);
+      expect(res.status).toBe(504);
+      expect(await res.json()).toEqual({ message: 'Upstream timed out' });
+      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(explorer.hits()).toBe(1);
+      expect(second.hits()).toBe(0);
+    } finally {
+      await g.close();
+      await second.close();
+    }
+  });
+
+  it('504 when an upstream accepts and never answers', async () => {
+    const g = await startGateway(makeConfig([explorer.url], { chains: { '1': { name: 'E', upstreams: [explorer.url], timeoutMs: 200 } } }));
+    try {
+      explorer.set({ hang: true });
+      expect((await g.get(BALANCES)).status).toBe(504);
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('a connection reset after the request was sent is 502 and not retried elsewhere', async () => {
+    const second = await startFixtureExplorer();
+    const g = await startGateway(makeConfig([explorer.url, second.url]));
+    try {
+      explorer.set({ destroySocket: true });
+      const res = await g.get(BALANCES);
+      expect(res.status).toBe(502);
+      expect(second.hits()).toBe(0);
+    } finally {
+      await g.close();
+      await second.close();
+    }
+  });
+});

@@ -1,0 +1,56 @@
+// Test harness: a gateway built from a config object and listening on a real loopback port.
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { configSchema, type Config, type ConfigInput } from '../../src/config/schema.js';
+import { buildServer, type ServerDeps } from '../../src/server.js';
+
+export const DEMO_KEY = 'test-key-demo';
+export const ADDRESS = '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045';
+
+/** A config with chain "1" on the given upstreams, plan free, key `demo`; `extra` overrides sections. */
+export function makeConfig(upstreams: string[], extra: Partial<ConfigInput> = {}): Config {
+  return configSchema.parse({
+    server: { host: '127.0.0.1', port: 0 },
+    chains: { '1': { name: 'Ethereum', upstreams, timeoutMs: 2_000 } },
+    plans: { free: { rps: 1000, credits: 1_000_000, period: 'daily' } },
+    keys: [{ name: 'demo', key: DEMO_KEY, plan: 'free' }],
+    log: { level: 'silent', requests: false },
+    ...extra,
+  });
+}
+
+export interface TestGateway {
+  app: FastifyInstance;
+  url: string;
+  /** fetch relative to the gateway, with the demo key as Bearer unless headers say otherwise. */
+  get(path: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export async function startGateway(config: Config, deps: ServerDeps = {}): Promise<TestGateway> {
+  const app = buildServer(config, deps);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    app,
+    url,
+    get(path, init = {}) {
+      const { key = DEMO_KEY, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (key !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${key}`);
+      return fetch(url + path, { ...rest, headers });
+    },
+    close: () => app.close(),
+  };
+}
+
+/** A loopback port nothing listens on: connections to it are refused. */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
