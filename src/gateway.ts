@@ -107,11 +107,12 @@ export function makeHandler(getState: () => GatewayState) {
     try {
       const answer = await chain.upstreams.request({ path: v.upstreamPath, method: 'GET', headers: upstreamHeaders(request) });
       info.upstream = answer.upstream;
-      if (answer.status >= 500) throw new GatewayError('UPSTREAM_ERROR');
+      if (answer.status >= 500) throw new GatewayError('UPSTREAM_ERROR', { cause: `upstream answered ${answer.status}` });
       return sendAnswer(reply, answer);
     } catch (err) {
       if (err instanceof GatewayError) {
-        request.log.warn({ err: { code: err.code, cause: String(err.cause ?? '') }, chain: chain.id }, 'upstream failure');
+        const cause = err.cause instanceof Error ? err.cause.message : typeof err.cause === 'string' ? err.cause : undefined;
+        request.log.warn({ code: err.code, cause, chain: chain.id }, 'upstream failure');
         return sendError(reply, err.code, legacy);
       }
       throw err;
