@@ -7,6 +7,8 @@ import { extractKey } from './auth/keys.js';
 import type { Config, RouteName } from './config/schema.js';
 import { ERRORS, GatewayError, jsonErrorResponse, legacyErrorBody, messageBody, type ErrorCode } from './http/errors.js';
 import { H_REQUEST_ID, H_SCAM } from './http/headers.js';
+import { costOf, stampQuotaHeaders, type QuotaStep } from './quota/step.js';
+import type { QuotaDecision } from './quota/types.js';
 import { resolve, type Route } from './routes/resolve.js';
 import type { ChainUpstreams, UpstreamAnswer } from './upstream/client.js';
 
@@ -21,6 +23,8 @@ export interface RequestInfo {
   cache: 'HIT' | 'MISS' | 'STALE' | undefined;
   upstream: string | undefined;
   upstreamMs: number | undefined;
+  /** Gives back the credits this request was billed; set once billed, cleared once used. */
+  refund: (() => void) | undefined;
 }
 
 export interface Chain {
@@ -33,14 +37,23 @@ export interface GatewayState {
   config: Config;
   keys: KeyRing;
   chains: Map<string, Chain>;
+  quota: QuotaStep;
+  /** What to do when the quota store fails: serve with -1 headers, or 503. */
+  onQuotaError: 'open' | 'closed';
 }
 
 export function newRequestInfo(): RequestInfo {
-  return { chainId: undefined, route: undefined, keyName: undefined, cache: undefined, upstream: undefined, upstreamMs: undefined };
+  return { chainId: undefined, route: undefined, keyName: undefined, cache: undefined, upstream: undefined, upstreamMs: undefined, refund: undefined };
 }
 
 export function sendError(reply: FastifyReply, code: ErrorCode, legacy: boolean): FastifyReply {
   const { status, message } = ERRORS[code];
+  // A 5xx answer, the gateway's or the upstream's, is not paid for (contract section 6).
+  const info = reply.request.info as RequestInfo | null;
+  if (status >= 500 && info?.refund) {
+    info.refund();
+    info.refund = undefined;
+  }
   if (status === 401) reply.header('www-authenticate', code === 'NO_KEY' ? 'Bearer' : 'Bearer error="invalid_token"');
   if (status === 405) reply.header('allow', 'GET, HEAD');
   return reply
@@ -94,14 +107,38 @@ export function makeHandler(getState: () => GatewayState) {
     if (typeof key === 'string') return sendError(reply, key, legacy);
     info.keyName = key.name;
 
-    // 3. Validation (a v2 422 in the spec's JsonErrorResponse; legacy: HTTP 200, status "0").
+    // 3. Rate limit, and credits in the same decision when the request is valid: one round trip.
     const v = resolution.validation;
+    const cost = v.ok ? costOf(state.config.costs, resolution.route) : 0;
+    const step = await state.quota.decide(key, cost);
+    let decision: QuotaDecision | undefined;
+    if ('failed' in step) {
+      stampQuotaHeaders(reply, key.plan.rps, undefined);
+      if (state.onQuotaError === 'closed') return sendError(reply, 'QUOTA_UNAVAILABLE', legacy);
+    } else {
+      decision = step.decision;
+      stampQuotaHeaders(reply, key.plan.rps, decision);
+      if (decision.outcome === 'rate_limited') {
+        // RFC 9110 section 10.2.3: whole seconds, rounded up.
+        reply.header('retry-after', String(Math.max(1, Math.ceil(decision.rateResetMs / 1000))));
+        return sendError(reply, 'RATE_LIMITED', legacy);
+      }
+    }
+
+    // 4. Validation (a v2 422 in the spec's JsonErrorResponse; legacy: HTTP 200, status "0").
     if (!v.ok) {
       if ('issues' in v) return reply.code(422).header('content-type', JSON_TYPE).send(jsonErrorResponse(v.issues));
       return reply.code(200).header('content-type', JSON_TYPE).send(legacyErrorBody(v.legacyMessage));
     }
 
-    // 4. Upstream.
+    // 5. Credits (taken by the decision above only if enough remained).
+    if (decision?.outcome === 'out_of_credits') return sendError(reply, 'OUT_OF_CREDITS', legacy);
+    if (decision && decision.billed > 0) {
+      const refund = { digest: key.digest, periodId: decision.periodId, amount: decision.billed };
+      info.refund = () => state.quota.refund(refund);
+    }
+
+    // 6. Upstream.
     const chain = state.chains.get(resolution.chainId)!;
     const started = performance.now();
     try {

@@ -5,6 +5,11 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { KeyRing } from './auth/keys.js';
 import type { Config } from './config/schema.js';
 import { makeHandler, newRequestInfo, sendError, type Chain, type GatewayState, type RequestInfo } from './gateway.js';
+import { MemoryQuotaStore } from './quota/memory.js';
+import { RedisQuotaStore } from './quota/redis.js';
+import { QuotaStep } from './quota/step.js';
+import type { QuotaStore } from './quota/types.js';
+import { createRedis, type RedisClient } from './redis/client.js';
 import { ChainUpstreams } from './upstream/client.js';
 
 declare module 'fastify' {
@@ -19,19 +24,20 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export interface ServerDeps {
   /** Clock for everything time-based (ms since the epoch). */
   now?: () => number;
+  /** A quota store to use instead of the one the config implies (tests). */
+  quotaStore?: QuotaStore;
 }
 
-function buildState(config: Config, now: () => number): GatewayState {
+function buildChains(config: Config, now: () => number): Map<string, Chain> {
   const chains = new Map<string, Chain>();
   for (const [id, chain] of Object.entries(config.chains)) {
     chains.set(id, { id, name: chain.name, upstreams: new ChainUpstreams(chain, now) });
   }
-  return { config, keys: new KeyRing(config), chains };
+  return chains;
 }
 
 export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInstance {
   const now = deps.now ?? Date.now;
-  const state = buildState(config, now);
 
   const app = Fastify({
     logger: {
@@ -51,6 +57,20 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     bodyLimit: 1024,
     return503OnClosing: true,
   });
+
+  const redis: RedisClient | undefined = config.redis && !deps.quotaStore ? createRedis(config.redis) : undefined;
+  redis?.on('error', () => {
+    // Connection errors surface as failed commands, handled (and logged, rate-limited) by the
+    // quota step; ioredis keeps reconnecting.
+  });
+  const store = deps.quotaStore ?? (redis && config.redis ? new RedisQuotaStore(redis, config.redis.keyPrefix) : new MemoryQuotaStore());
+  const state: GatewayState = {
+    config,
+    keys: new KeyRing(config),
+    chains: buildChains(config, now),
+    quota: new QuotaStep(store, app.log, now),
+    onQuotaError: config.redis?.onError ?? 'open',
+  };
 
   app.decorateRequest('info', null as unknown as RequestInfo);
   app.addHook('onRequest', (request, _reply, done) => {
@@ -93,6 +113,8 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
 
   app.addHook('onClose', async () => {
     await Promise.all([...state.chains.values()].map((c) => c.upstreams.close()));
+    await store.close();
+    if (redis) await redis.quit().catch(() => redis.disconnect());
   });
   return app;
 }

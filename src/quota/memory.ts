@@ -1,0 +1,50 @@
+// In-process quota store: rate-limiter-flexible's memory limiter for the one-second windows,
+// and a credit ledger per key that forgets a period when the next one starts.
+import { RateLimiterMemory, type RateLimiterRes } from 'rate-limiter-flexible';
+import { periodWindow } from './period.js';
+import { RATE_WINDOW_MS, type QuotaDecision, type QuotaQuery, type QuotaStore, type Refund } from './types.js';
+
+interface Ledger {
+  periodId: string;
+  spent: number;
+}
+
+export class MemoryQuotaStore implements QuotaStore {
+  readonly kind = 'memory';
+  // One limiter for every plan: it only counts (points is unbounded) and each decision compares
+  // the count with that plan's rps, so a plan change takes effect on the next request.
+  private readonly windows = new RateLimiterMemory({ points: Number.MAX_SAFE_INTEGER, duration: RATE_WINDOW_MS / 1000 });
+  /** Bounded by the configured keys: only keys that passed the key step get here. */
+  private readonly ledgers = new Map<string, Ledger>();
+
+  async decide(q: QuotaQuery): Promise<QuotaDecision> {
+    const window: RateLimiterRes = await this.windows.consume(q.digest, 1);
+    const { id: periodId } = periodWindow(q.period, q.nowMs);
+    // From here on nothing awaits: the check and the debit of credits are one step.
+    let ledger = this.ledgers.get(q.digest);
+    if (!ledger || ledger.periodId !== periodId) {
+      ledger = { periodId, spent: 0 };
+      this.ledgers.set(q.digest, ledger);
+    }
+    const consumed = window.consumedPoints;
+    const base = { rateRemaining: Math.max(q.rps - consumed, 0), rateResetMs: window.msBeforeNext, periodId };
+    const balance = q.credits - ledger.spent;
+    if (consumed > q.rps) return { ...base, outcome: 'rate_limited', credits: balance, billed: 0 };
+    if (q.cost > 0) {
+      if (balance < q.cost) return { ...base, outcome: 'out_of_credits', credits: balance, billed: 0 };
+      ledger.spent += q.cost;
+    }
+    return { ...base, outcome: 'ok', credits: balance - q.cost, billed: q.cost };
+  }
+
+  refund(r: Refund): Promise<void> {
+    const ledger = this.ledgers.get(r.digest);
+    // A refund for a period that has ended has nothing left to give back to.
+    if (ledger && ledger.periodId === r.periodId) ledger.spent = Math.max(ledger.spent - r.amount, 0);
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,23 @@
+// Credit periods, in UTC: daily periods start at 00:00, monthly ones on the 1st at 00:00.
+// Pure: the clock is passed in, so rollover is tested without waiting for midnight.
+import type { PlanConfig } from '../config/schema.js';
+
+export type Period = PlanConfig['period'];
+
+export interface PeriodWindow {
+  /** Names the period in store keys: `d20261122` or `m202611`. */
+  id: string;
+  /** First millisecond of the next period (unix ms). */
+  endMs: number;
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+export function periodWindow(period: Period, nowMs: number): PeriodWindow {
+  const d = new Date(nowMs);
+  const y = d.getUTCFullYear();
+  const m = d.getUTCMonth();
+  if (period === 'monthly') return { id: `m${y}${pad(m + 1)}`, endMs: Date.UTC(y, m + 1, 1) };
+  const day = d.getUTCDate();
+  return { id: `d${y}${pad(m + 1)}${pad(day)}`, endMs: Date.UTC(y, m, day + 1) };
+}

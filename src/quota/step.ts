@@ -1,0 +1,79 @@
+// The quota step of the pipeline: one decision per request (rate limit, and credits when the
+// request passed validation), the redis.onError policy when the store fails, refunds, and the
+// four headers every response after the key step carries (contract section 6).
+import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import type { ApiKey } from '../auth/keys.js';
+import type { Config, RouteName } from '../config/schema.js';
+import { H_CREDITS, H_LIMIT, H_REMAINING, H_RESET } from '../http/headers.js';
+import type { QuotaDecision, QuotaStore, Refund } from './types.js';
+
+/** After a store timeout, skip the store this long so requests do not queue behind a hung Redis. */
+export const STORE_BACKOFF_MS = 1_000;
+/** At most one "quota store failed" log line per this interval. */
+export const FAILURE_LOG_INTERVAL_MS = 10_000;
+
+export function costOf(costs: Config['costs'], route: RouteName): number {
+  return costs.routes[route] ?? costs.default;
+}
+
+export type StepResult = { decision: QuotaDecision } | { failed: true };
+
+export class QuotaStep {
+  private skipUntil = 0;
+  private lastLogAt = -Infinity;
+  private suppressed = 0;
+  /** Store failures since start (for metrics). */
+  failures = 0;
+
+  constructor(
+    readonly store: QuotaStore,
+    private readonly log: FastifyBaseLogger,
+    private readonly now: () => number,
+  ) {}
+
+  async decide(key: ApiKey, cost: number): Promise<StepResult> {
+    const nowMs = this.now();
+    if (nowMs < this.skipUntil) return this.failed(nowMs, new Error('quota store backing off after a timeout'));
+    try {
+      const { rps, credits, period } = key.plan;
+      return { decision: await this.store.decide({ digest: key.digest, rps, credits, period, cost, nowMs }) };
+    } catch (err) {
+      if (/timed? ?out/i.test((err as Error).message)) this.skipUntil = this.now() + STORE_BACKOFF_MS;
+      return this.failed(this.now(), err);
+    }
+  }
+
+  refund(refund: Refund): void {
+    this.store.refund(refund).catch((err: unknown) => {
+      this.failed(this.now(), err);
+    });
+  }
+
+  private failed(nowMs: number, err: unknown): StepResult {
+    this.failures++;
+    if (nowMs - this.lastLogAt >= FAILURE_LOG_INTERVAL_MS) {
+      this.log.warn(
+        { err: (err as Error).message, suppressed: this.suppressed, store: this.store.kind },
+        'quota store failed; applying redis.onError',
+      );
+      this.lastLogAt = nowMs;
+      this.suppressed = 0;
+    } else {
+      this.suppressed++;
+    }
+    return { failed: true };
+  }
+}
+
+/** Stamps the four quota headers; all -1 when the store failed. */
+export function stampQuotaHeaders(reply: FastifyReply, rps: number, decision: QuotaDecision | undefined): void {
+  if (!decision) {
+    reply.header(H_LIMIT, '-1').header(H_REMAINING, '-1').header(H_RESET, '-1').header(H_CREDITS, '-1');
+    return;
+  }
+  reply
+    .header(H_LIMIT, String(rps))
+    .header(H_REMAINING, String(decision.rateRemaining))
+    .header(H_RESET, String(decision.rateResetMs))
+    .header(H_CREDITS, String(Math.max(decision.credits, 0)));
+}
