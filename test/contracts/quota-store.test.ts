@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { MemoryQuotaStore } from '../../src/quota/memory.js';
 import { periodWindow } from '../../src/quota/period.js';
 import { RedisQuotaStore } from '../../src/quota/redis.js';
-import type { QuotaQuery, QuotaStore } from '../../src/quota/types.js';
+import type { QuotaDecision, QuotaQuery, QuotaStore } from '../../src/quota/types.js';
 import { connect, deletePrefix, testPrefix } from '../support/redis.js';
 
 const NOON = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -54,7 +54,7 @@ describe.each(implementations)('quota store contract: %s', (_name, make) => {
   it('refused requests do not use up the next window', async () => {
     const store = make();
     const d = digest();
-    let last;
+    let last: QuotaDecision | undefined;
     for (let i = 0; i < 10; i++) last = await store.decide(query({ digest: d, rps: 2, cost: 0 }));
     expect(last?.outcome).toBe('rate_limited');
     await new Promise((r) => setTimeout(r, (last?.rateResetMs ?? 1000) + 30));
