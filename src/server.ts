@@ -20,6 +20,8 @@ declare module 'fastify' {
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** How long start-up waits for Redis to connect before serving without it. */
+const REDIS_STARTUP_WAIT_MS = 2_000;
 
 export interface ServerDeps {
   /** Clock for everything time-based (ms since the epoch). */
@@ -71,6 +73,19 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     quota: new QuotaStep(store, app.log, now),
     onQuotaError: config.redis?.onError ?? 'open',
   };
+
+  if (redis) {
+    // Give Redis a moment to connect before the first request, so a gateway that starts next to a
+    // healthy Redis does not begin by failing open. A Redis that is down does not stop the start.
+    app.addHook('onReady', async () => {
+      if (redis.status === 'ready') return;
+      const ready = await Promise.race([
+        new Promise<boolean>((r) => redis.once('ready', () => r(true))),
+        new Promise<boolean>((r) => setTimeout(r, REDIS_STARTUP_WAIT_MS, false).unref()),
+      ]);
+      if (!ready) app.log.warn('Redis is not reachable yet; serving with redis.onError until it is');
+    });
+  }
 
   app.decorateRequest('info', null as unknown as RequestInfo);
   app.addHook('onRequest', (request, _reply, done) => {

@@ -1,0 +1,106 @@
+// Redis going away and coming back, through a TCP proxy in front of the real Redis:
+// onError open serves with -1 headers, closed answers 503, a stuck Redis costs a request at
+// most the command timeout, and enforcement resumes without a restart.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
+import { ADDRESS, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
+import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+
+const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
+const QUOTA_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-credits-remaining'];
+
+let explorer: FixtureExplorer;
+let proxy: TcpProxy;
+let gw: TestGateway | undefined;
+const redis = connect();
+const prefix = testPrefix('outage');
+
+beforeAll(async () => {
+  explorer = await startFixtureExplorer();
+  const target = new URL(REDIS_URL);
+  proxy = await startTcpProxy(target.hostname, Number(target.port || 6379));
+});
+afterEach(async () => {
+  await gw?.close();
+  gw = undefined;
+  await proxy.restore();
+});
+afterAll(async () => {
+  await proxy.close();
+  await explorer.close();
+  await deletePrefix(redis, prefix);
+  redis.disconnect();
+});
+
+async function gateway(onError: 'open' | 'closed') {
+  gw = await startGateway(
+    makeConfig([explorer.url], {
+      redis: { url: `redis://127.0.0.1:${proxy.port}/${new URL(REDIS_URL).pathname.slice(1) || '0'}`, keyPrefix: prefix, onError, commandTimeoutMs: 100 },
+    }),
+  );
+  return gw;
+}
+
+const quotaHeaders = (res: Response) => QUOTA_HEADERS.map((h) => res.headers.get(h));
+
+/** Polls until the gateway enforces again (numeric headers), or gives up. */
+async function untilEnforced(g: TestGateway, timeoutMs = 5_000): Promise<Response> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await g.get(BALANCES);
+    if (res.headers.get('x-ratelimit-limit') !== '-1' && res.status === 200) return res;
+    if (Date.now() > deadline) throw new Error(`still not enforcing: ${res.status} ${quotaHeaders(res).join(',')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('quota store outage', () => {
+  it('onError open: answers at once with all four headers -1, then enforces again when Redis is back', async () => {
+    const g = await gateway('open');
+    expect(quotaHeaders(await g.get(BALANCES))).not.toContain('-1');
+
+    await proxy.cut();
+    const started = Date.now();
+    const res = await g.get(BALANCES);
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(res.status).toBe(200);
+    expect(quotaHeaders(res)).toEqual(['-1', '-1', '-1', '-1']);
+
+    await proxy.restore();
+    const back = await untilEnforced(g);
+    expect(back.headers.get('x-ratelimit-limit')).toBe('1000');
+  });
+
+  it('onError closed: 503 with -1 headers while Redis is away, served again when it is back', async () => {
+    const g = await gateway('closed');
+    await proxy.cut();
+    const hitsBefore = explorer.hits();
+    const res = await g.get(BALANCES);
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ message: 'Quota store unavailable' });
+    expect(quotaHeaders(res)).toEqual(['-1', '-1', '-1', '-1']);
+    expect(explorer.hits()).toBe(hitsBefore);
+
+    await proxy.restore();
+    expect((await untilEnforced(g)).status).toBe(200);
+  });
+
+  it('a Redis that accepts but never answers costs a request no more than the command timeout', async () => {
+    const g = await gateway('open');
+    await g.get(BALANCES);
+    proxy.hang();
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const started = Date.now();
+      const res = await g.get(BALANCES);
+      times.push(Date.now() - started);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-credits-remaining')).toBe('-1');
+    }
+    expect(Math.max(...times)).toBeLessThan(600);
+
+    await proxy.restore();
+    expect((await untilEnforced(g)).headers.get('x-ratelimit-limit')).toBe('1000');
+  });
+});

@@ -1,0 +1,57 @@
+// Runs the real CLI in a child process (through tsx, so no build is needed), for tests that
+// need several gateway processes on one Redis.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { closedPort } from './gateway.js';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+
+export interface GatewayProcess {
+  url: string;
+  child: ChildProcess;
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function startGatewayProcess(config: Record<string, unknown>, timeoutMs = 15_000): Promise<GatewayProcess> {
+  const port = await closedPort();
+  const dir = mkdtempSync(join(tmpdir(), 'egw-'));
+  const file = join(dir, 'gateway.yaml');
+  writeFileSync(file, stringify({ ...config, server: { host: '127.0.0.1', port } }));
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), '--config', file], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}:\n${output}`);
+    try {
+      await fetch(`${url}/`);
+      break;
+    } catch {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`gateway did not start in ${timeoutMs} ms:\n${output}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    url,
+    child,
+    output: () => output,
+    stop(signal = 'SIGTERM') {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
