@@ -51,6 +51,15 @@ describe.each(implementations)('quota store contract: %s', (_name, make) => {
     }
   });
 
+  it('concurrent decisions on one key are counted in arrival order', async () => {
+    const store = make();
+    const d = digest();
+    const all = await Promise.all(Array.from({ length: 6 }, () => store.decide(query({ digest: d, rps: 3, credits: 50, cost: 20 }))));
+    expect(all.map((r) => r.outcome)).toEqual(['ok', 'ok', 'out_of_credits', 'rate_limited', 'rate_limited', 'rate_limited']);
+    expect(all.map((r) => r.rateRemaining)).toEqual([2, 1, 0, 0, 0, 0]);
+    expect(all.map((r) => r.credits)).toEqual([30, 10, 10, 10, 10, 10]);
+  });
+
   it('refused requests do not use up the next window', async () => {
     const store = make();
     const d = digest();
