@@ -3,10 +3,12 @@
 // reads top to bottom as that list.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKey, KeyRing } from './auth/keys.js';
+import { ageSeconds, cacheKey, ttlSecondsFor } from './cache/policy.js';
+import type { ResponseCache } from './cache/response-cache.js';
 import { extractKey } from './auth/keys.js';
 import type { Config, RouteName } from './config/schema.js';
 import { ERRORS, GatewayError, jsonErrorResponse, legacyErrorBody, messageBody, type ErrorCode } from './http/errors.js';
-import { H_REQUEST_ID, H_SCAM } from './http/headers.js';
+import { H_CACHE, H_REQUEST_ID, H_SCAM } from './http/headers.js';
 import { costOf, stampQuotaHeaders, type QuotaStep } from './quota/step.js';
 import type { QuotaDecision } from './quota/types.js';
 import { resolve, type Route } from './routes/resolve.js';
@@ -38,6 +40,8 @@ export interface GatewayState {
   keys: KeyRing;
   chains: Map<string, Chain>;
   quota: QuotaStep;
+  cache: ResponseCache;
+  now: () => number;
   /** What to do when the quota store fails: serve with -1 headers, or 503. */
   onQuotaError: 'open' | 'closed';
 }
@@ -74,18 +78,6 @@ function authenticate(request: FastifyRequest, route: Route, keys: KeyRing): Api
   if (key.status === 'disabled') return 'DISABLED_KEY';
   if (key.chains && !key.chains.has(route.chainId)) return 'CHAIN_NOT_ALLOWED';
   return key;
-}
-
-function upstreamHeaders(request: FastifyRequest): Record<string, string> {
-  // Built from nothing: the client's Authorization, cookies and hop-by-hop fields never leave.
-  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': USER_AGENT, [H_REQUEST_ID]: request.id };
-  const scam = request.headers[H_SCAM];
-  if (typeof scam === 'string') headers[H_SCAM] = scam;
-  return headers;
-}
-
-function sendAnswer(reply: FastifyReply, answer: UpstreamAnswer): FastifyReply {
-  return reply.code(answer.status).headers(answer.headers).send(answer.body);
 }
 
 export function makeHandler(getState: () => GatewayState) {
@@ -138,23 +130,46 @@ export function makeHandler(getState: () => GatewayState) {
       info.refund = () => state.quota.refund(refund);
     }
 
-    // 6. Upstream.
+    // 6. Cache, or the upstream with identical misses coalesced.
     const chain = state.chains.get(resolution.chainId)!;
-    const started = performance.now();
+    const scam = request.headers[H_SCAM];
+    const showScam = typeof scam === 'string' ? scam : undefined;
+    const fetchUpstream = () => fetchFromUpstream(request, chain, v.upstreamPath, showScam);
     try {
-      const answer = await chain.upstreams.request({ path: v.upstreamPath, method: 'GET', headers: upstreamHeaders(request) });
-      info.upstream = answer.upstream;
-      if (answer.status >= 500) throw new GatewayError('UPSTREAM_ERROR', { cause: `upstream answered ${answer.status}` });
-      return sendAnswer(reply, answer);
+      const ttl = ttlSecondsFor(state.config.cache, resolution.route);
+      const { entry, outcome } = await state.cache.get(cacheKey(chain.id, v.upstreamPath, showScam), ttl, fetchUpstream);
+      info.cache = outcome;
+      return reply
+        .code(entry.status)
+        .headers(entry.headers)
+        .header(H_CACHE, outcome)
+        .header('age', String(ageSeconds(entry, state.now())))
+        .send(entry.body);
     } catch (err) {
-      if (err instanceof GatewayError) {
-        const cause = err.cause instanceof Error ? err.cause.message : typeof err.cause === 'string' ? err.cause : undefined;
-        request.log.warn({ code: err.code, cause, chain: chain.id }, 'upstream failure');
-        return sendError(reply, err.code, legacy);
-      }
+      if (err instanceof GatewayError) return sendError(reply, err.code, legacy);
       throw err;
-    } finally {
-      info.upstreamMs = Math.round((performance.now() - started) * 1000) / 1000;
     }
   };
+}
+
+/** The miss path: one upstream request, its failures logged once (not once per waiter). */
+async function fetchFromUpstream(request: FastifyRequest, chain: Chain, path: string, showScam: string | undefined): Promise<UpstreamAnswer> {
+  const info = request.info;
+  const started = performance.now();
+  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': USER_AGENT, [H_REQUEST_ID]: request.id };
+  if (showScam !== undefined) headers[H_SCAM] = showScam;
+  try {
+    const answer = await chain.upstreams.request({ path, method: 'GET', headers });
+    info.upstream = answer.upstream;
+    if (answer.status >= 500) throw new GatewayError('UPSTREAM_ERROR', { cause: `upstream answered ${answer.status}` });
+    return answer;
+  } catch (err) {
+    if (err instanceof GatewayError) {
+      const cause = err.cause instanceof Error ? err.cause.message : typeof err.cause === 'string' ? err.cause : undefined;
+      request.log.warn({ code: err.code, cause, chain: chain.id }, 'upstream failure');
+    }
+    throw err;
+  } finally {
+    info.upstreamMs = Math.round((performance.now() - started) * 1000) / 1000;
+  }
 }

@@ -5,6 +5,9 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { KeyRing } from './auth/keys.js';
 import type { Config } from './config/schema.js';
 import { makeHandler, newRequestInfo, sendError, type Chain, type GatewayState, type RequestInfo } from './gateway.js';
+import { RedisCacheTier } from './cache/redis-tier.js';
+import { ResponseCache } from './cache/response-cache.js';
+import { ThrottledWarning } from './observability/throttled-log.js';
 import { MemoryQuotaStore } from './quota/memory.js';
 import { RedisQuotaStore } from './quota/redis.js';
 import { QuotaStep } from './quota/step.js';
@@ -66,11 +69,16 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     // quota step; ioredis keeps reconnecting.
   });
   const store = deps.quotaStore ?? (redis && config.redis ? new RedisQuotaStore(redis, config.redis.keyPrefix) : new MemoryQuotaStore());
+  const cacheWarning = new ThrottledWarning(app.log, 'shared cache tier failed; treating as a miss', now);
+  const sharedTier =
+    redis && config.redis ? new RedisCacheTier(redis, config.redis.keyPrefix, (err) => cacheWarning.warn(err)) : undefined;
   const state: GatewayState = {
     config,
     keys: new KeyRing(config),
     chains: buildChains(config, now),
     quota: new QuotaStep(store, app.log, now),
+    cache: new ResponseCache({ maxBytes: config.cache.maxBytes, staleSeconds: config.cache.staleSeconds, now, shared: sharedTier }),
+    now,
     onQuotaError: config.redis?.onError ?? 'open',
   };
 

@@ -118,11 +118,22 @@ export const logSchema = z.strictObject({
 export const cacheSchema = z.strictObject({
   /** Budget of the in-process cache tier, bytes. */
   maxBytes: nonNegativeInt().default(134_217_728),
-  /** Freshness per route name, seconds; `legacy` covers the three legacy actions; 0 = not cached. */
+  /**
+   * Freshness per route name, seconds; 0 = not cached. `legacy` covers the three legacy actions
+   * unless one has its own entry. Routes not listed keep their default.
+   */
   ttlSeconds: z
-    .partialRecord(z.enum([...ROUTE_NAMES, 'legacy']), nonNegativeInt(), {
-      error: 'expected a map of route name to seconds',
-    })
+    .strictObject(
+      {
+        'token-balances': nonNegativeInt().default(15),
+        transactions: nonNegativeInt().default(5),
+        legacy: nonNegativeInt().default(30),
+        'legacy.getToken': nonNegativeInt().optional(),
+        'legacy.getTokenHolders': nonNegativeInt().optional(),
+        'legacy.bridgedTokenList': nonNegativeInt().optional(),
+      },
+      { error: 'expected a map of route name to seconds' },
+    )
     .default({ 'token-balances': 15, transactions: 5, legacy: 30 }),
   /** How long an expired entry may still be served while refreshing or when the upstream fails. */
   staleSeconds: nonNegativeInt().default(60),

@@ -5,12 +5,11 @@ import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { ApiKey } from '../auth/keys.js';
 import type { Config, RouteName } from '../config/schema.js';
 import { H_CREDITS, H_LIMIT, H_REMAINING, H_RESET } from '../http/headers.js';
+import { ThrottledWarning } from '../observability/throttled-log.js';
 import type { QuotaDecision, QuotaStore, Refund } from './types.js';
 
 /** After a store timeout, skip the store this long so requests do not queue behind a hung Redis. */
 export const STORE_BACKOFF_MS = 1_000;
-/** At most one "quota store failed" log line per this interval. */
-export const FAILURE_LOG_INTERVAL_MS = 10_000;
 
 export function costOf(costs: Config['costs'], route: RouteName): number {
   return costs.routes[route] ?? costs.default;
@@ -20,47 +19,39 @@ export type StepResult = { decision: QuotaDecision } | { failed: true };
 
 export class QuotaStep {
   private skipUntil = 0;
-  private lastLogAt = -Infinity;
-  private suppressed = 0;
+  private readonly warning: ThrottledWarning;
   /** Store failures since start (for metrics). */
   failures = 0;
 
   constructor(
     readonly store: QuotaStore,
-    private readonly log: FastifyBaseLogger,
+    log: FastifyBaseLogger,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.warning = new ThrottledWarning(log, 'quota store failed; applying redis.onError', now);
+  }
 
   async decide(key: ApiKey, cost: number): Promise<StepResult> {
     const nowMs = this.now();
-    if (nowMs < this.skipUntil) return this.failed(nowMs, new Error('quota store backing off after a timeout'));
+    if (nowMs < this.skipUntil) return this.failed(new Error('quota store backing off after a timeout'));
     try {
       const { rps, credits, period } = key.plan;
       return { decision: await this.store.decide({ digest: key.digest, rps, credits, period, cost, nowMs }) };
     } catch (err) {
       if (/timed? ?out/i.test((err as Error).message)) this.skipUntil = this.now() + STORE_BACKOFF_MS;
-      return this.failed(this.now(), err);
+      return this.failed(err);
     }
   }
 
   refund(refund: Refund): void {
     this.store.refund(refund).catch((err: unknown) => {
-      this.failed(this.now(), err);
+      this.failed(err);
     });
   }
 
-  private failed(nowMs: number, err: unknown): StepResult {
+  private failed(err: unknown): StepResult {
     this.failures++;
-    if (nowMs - this.lastLogAt >= FAILURE_LOG_INTERVAL_MS) {
-      this.log.warn(
-        { err: (err as Error).message, suppressed: this.suppressed, store: this.store.kind },
-        'quota store failed; applying redis.onError',
-      );
-      this.lastLogAt = nowMs;
-      this.suppressed = 0;
-    } else {
-      this.suppressed++;
-    }
+    this.warning.warn(err, { store: this.store.kind });
     return { failed: true };
   }
 }

@@ -54,7 +54,10 @@ describe('two gateway processes on one Redis', () => {
     const statuses = await burst(300, 'multi-credits-key');
     expect(statuses.filter((s) => s === 200)).toHaveLength(50); // 1000 credits / 20
     expect(statuses.filter((s) => s === 402)).toHaveLength(250);
-    expect(explorer.hits() - hitsBefore).toBe(50);
+    // Every request is billed; the upstream sees at most one per billed request (coalescing and
+    // the shared cache make it far fewer).
+    expect(explorer.hits() - hitsBefore).toBeGreaterThanOrEqual(1);
+    expect(explorer.hits() - hitsBefore).toBeLessThanOrEqual(50);
   });
 
   it('let through no more than the plan\'s requests per second together', async () => {

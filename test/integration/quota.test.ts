@@ -145,7 +145,9 @@ describe.each(['memory', 'redis'] as const)('quota through the gateway (%s store
     const statuses = await Promise.all(Array.from({ length: 200 }, () => g.get(BALANCES).then((r) => r.status)));
     expect(statuses.filter((s) => s === 200)).toHaveLength(20);
     expect(statuses.filter((s) => s === 402)).toHaveLength(180);
-    expect(explorer.hits()).toBe(20);
+    // Identical concurrent misses are coalesced: billed 20 times, fetched at most 20 times.
+    expect(explorer.hits()).toBeGreaterThanOrEqual(1);
+    expect(explorer.hits()).toBeLessThanOrEqual(20);
   });
 
   it('responses before the key step carry no quota headers', async () => {

@@ -8,7 +8,7 @@ import { buildServer, type ServerDeps } from '../../src/server.js';
 export const DEMO_KEY = 'test-key-demo';
 export const ADDRESS = '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045';
 
-/** A config with chain "1" on the given upstreams, plan free, key `demo`; `extra` overrides sections. */
+/** A config with chain "1" on the given upstreams, plan free, key `demo`, no caching; `extra` overrides sections. */
 export function makeConfig(upstreams: string[], extra: Partial<ConfigInput> = {}): Config {
   return configSchema.parse({
     server: { host: '127.0.0.1', port: 0 },
@@ -16,6 +16,8 @@ export function makeConfig(upstreams: string[], extra: Partial<ConfigInput> = {}
     plans: { free: { rps: 1000, credits: 1_000_000, period: 'daily' } },
     keys: [{ name: 'demo', key: DEMO_KEY, plan: 'free' }],
     log: { level: 'silent', requests: false },
+    // Most suites test the pipeline without the cache; the cache suites turn it on.
+    cache: { ttlSeconds: { 'token-balances': 0, transactions: 0, legacy: 0 } },
     ...extra,
   });
 }

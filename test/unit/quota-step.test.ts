@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ApiKey } from '../../src/auth/keys.js';
-import { FAILURE_LOG_INTERVAL_MS, QuotaStep, STORE_BACKOFF_MS } from '../../src/quota/step.js';
+import { THROTTLED_LOG_INTERVAL_MS } from '../../src/observability/throttled-log.js';
+import { QuotaStep, STORE_BACKOFF_MS } from '../../src/quota/step.js';
 import type { QuotaDecision, QuotaStore } from '../../src/quota/types.js';
 
 /** A store that fails the way a dead or stuck Redis does. */
@@ -43,7 +44,7 @@ describe('QuotaStep', () => {
     const step = new QuotaStep(new FailingStore('Connection is closed.'), log, () => now);
     for (let i = 0; i < 100; i++) expect(await step.decide(key, 20)).toEqual({ failed: true });
     expect(warnings).toHaveLength(1);
-    now += FAILURE_LOG_INTERVAL_MS;
+    now += THROTTLED_LOG_INTERVAL_MS;
     await step.decide(key, 20);
     expect(warnings).toHaveLength(2);
     expect(warnings[1]).toMatchObject({ suppressed: 99 });

@@ -1,0 +1,67 @@
+// What is cached, under which key, and for how long. Pure: no clock of its own, no I/O.
+import type { Config, RouteName } from '../config/schema.js';
+import type { UpstreamAnswer } from '../upstream/client.js';
+
+export type CacheOutcome = 'HIT' | 'MISS' | 'STALE';
+
+/** An answer as the cache keeps it. Times are unix ms. */
+export interface CacheEntry {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+  storedAt: number;
+  /** Fresh (HIT) before this. */
+  freshUntil: number;
+  /** May be served STALE (while refreshing, or while the upstream fails) before this. */
+  staleUntil: number;
+}
+
+/** Fixed per-entry overhead counted against cache.maxBytes: key, headers, object and LRU node. */
+export const ENTRY_OVERHEAD_BYTES = 512;
+
+export function ttlSecondsFor(cache: Config['cache'], route: RouteName): number {
+  const own = cache.ttlSeconds[route];
+  if (own !== undefined) return own;
+  return route.startsWith('legacy.') ? (cache.ttlSeconds.legacy ?? 0) : 0;
+}
+
+/**
+ * One entry serves every API key (explorer data is public): the key is the chain, the upstream
+ * path with its canonical query (the client's key is never part of it) and show-scam-tokens,
+ * which changes token results.
+ */
+export function cacheKey(chainId: string, upstreamPath: string, showScamTokens: string | undefined): string {
+  return `${chainId} ${upstreamPath} ${showScamTokens === undefined ? '' : showScamTokens.toLowerCase()}`;
+}
+
+function hasNoStore(headers: UpstreamAnswer['headers']): boolean {
+  const cc = headers['cache-control'];
+  if (cc === undefined) return false;
+  return /(?:^|,)\s*no-store\s*(?:,|$)/i.test(Array.isArray(cc) ? cc.join(',') : cc);
+}
+
+/** Only 200 answers are kept, and never one the upstream marked no-store (RFC 9111 5.2.2.5). */
+export function isStorable(answer: UpstreamAnswer, ttlSeconds: number): boolean {
+  return ttlSeconds > 0 && answer.status === 200 && !hasNoStore(answer.headers);
+}
+
+export function toEntry(answer: UpstreamAnswer, nowMs: number, ttlSeconds: number, staleSeconds: number): CacheEntry {
+  const freshUntil = nowMs + ttlSeconds * 1000;
+  return {
+    status: answer.status,
+    headers: answer.headers,
+    body: answer.body,
+    storedAt: nowMs,
+    freshUntil,
+    staleUntil: freshUntil + staleSeconds * 1000,
+  };
+}
+
+export function entrySize(key: string, entry: CacheEntry): number {
+  return entry.body.length + key.length + ENTRY_OVERHEAD_BYTES;
+}
+
+/** Age in whole seconds (RFC 9111 5.1). */
+export function ageSeconds(entry: CacheEntry, nowMs: number): number {
+  return Math.max(0, Math.floor((nowMs - entry.storedAt) / 1000));
+}

@@ -1,0 +1,123 @@
+// The response cache shared by all keys: an in-process LRU tier bounded by bytes, an optional
+// Redis tier, coalescing of identical misses, and stale answers (RFC 5861's
+// stale-while-revalidate and stale-if-error, with the window set by cache.staleSeconds).
+import { LRUCache } from 'lru-cache';
+import type { UpstreamAnswer } from '../upstream/client.js';
+import { Coalescer } from './coalesce.js';
+import { entrySize, isStorable, toEntry, type CacheEntry, type CacheOutcome } from './policy.js';
+import type { RedisCacheTier } from './redis-tier.js';
+
+/** After a failed background refresh, wait this long before trying the upstream again. */
+export const REFRESH_RETRY_MS = 1_000;
+
+export interface CacheResult {
+  entry: CacheEntry;
+  outcome: CacheOutcome;
+}
+
+/** Where a fill found its answer. */
+interface Fill {
+  entry: CacheEntry;
+  outcome: CacheOutcome;
+}
+
+export interface CacheCounters {
+  hits: number;
+  misses: number;
+  stale: number;
+  coalesced: number;
+  refreshFailures: number;
+}
+
+export interface ResponseCacheOptions {
+  maxBytes: number;
+  staleSeconds: number;
+  now: () => number;
+  shared?: RedisCacheTier | undefined;
+}
+
+export class ResponseCache {
+  readonly counters: CacheCounters = { hits: 0, misses: 0, stale: 0, coalesced: 0, refreshFailures: 0 };
+  private readonly memory: LRUCache<string, CacheEntry> | undefined;
+  private readonly inflight = new Coalescer<Fill>();
+  /** Keys whose background refresh failed recently, and when they may be tried again. */
+  private readonly retryAt = new Map<string, number>();
+
+  constructor(private readonly options: ResponseCacheOptions) {
+    this.memory =
+      options.maxBytes > 0
+        ? new LRUCache<string, CacheEntry>({ maxSize: options.maxBytes, sizeCalculation: (entry, key) => entrySize(key, entry) })
+        : undefined;
+  }
+
+  /** Bytes held by the in-process tier. */
+  get bytes(): number {
+    return this.memory?.calculatedSize ?? 0;
+  }
+
+  get entries(): number {
+    return this.memory?.size ?? 0;
+  }
+
+  /**
+   * The answer for `key`: fresh from the cache (HIT), stale while one background refresh runs
+   * (STALE), or from the shared tier or the upstream with identical misses coalesced (MISS).
+   * `fetch` throws a GatewayError for anything that is not an answer to pass on (5xx, timeout).
+   */
+  async get(key: string, ttlSeconds: number, fetch: () => Promise<UpstreamAnswer>): Promise<CacheResult> {
+    const now = this.options.now();
+    const held = ttlSeconds > 0 ? this.memory?.get(key) : undefined;
+    if (held && now < held.freshUntil) {
+      this.counters.hits++;
+      return { entry: held, outcome: 'HIT' };
+    }
+    if (held && now < held.staleUntil) {
+      this.counters.stale++;
+      this.refreshInBackground(key, ttlSeconds, fetch, now);
+      return { entry: held, outcome: 'STALE' };
+    }
+    const { promise, joined } = this.inflight.run(key, () => this.fill(key, ttlSeconds, fetch));
+    if (joined) this.counters.coalesced++;
+    else this.counters.misses++;
+    return promise;
+  }
+
+  private refreshInBackground(key: string, ttlSeconds: number, fetch: () => Promise<UpstreamAnswer>, now: number): void {
+    if (this.inflight.has(key) || (this.retryAt.get(key) ?? 0) > now) return;
+    const { promise } = this.inflight.run(key, () => this.fill(key, ttlSeconds, fetch));
+    promise.then(
+      () => this.retryAt.delete(key),
+      () => {
+        // Keep serving the old entry until staleUntil (stale-if-error), and do not hammer an
+        // upstream that is failing: try again after a pause.
+        this.counters.refreshFailures++;
+        this.retryAt.set(key, this.options.now() + REFRESH_RETRY_MS);
+        if (this.retryAt.size > 10_000) this.retryAt.clear();
+      },
+    );
+  }
+
+  /** One trip for a key: the shared tier first, then the upstream. */
+  private async fill(key: string, ttlSeconds: number, fetch: () => Promise<UpstreamAnswer>): Promise<Fill> {
+    const shared = ttlSeconds > 0 ? await this.options.shared?.get(key) : undefined;
+    if (shared && this.options.now() < shared.freshUntil) {
+      this.memory?.set(key, shared);
+      return { entry: shared, outcome: 'HIT' };
+    }
+    let answer: UpstreamAnswer;
+    try {
+      answer = await fetch();
+    } catch (err) {
+      // stale-if-error: an entry from the shared tier still inside its stale window will do.
+      if (shared && this.options.now() < shared.staleUntil) return { entry: shared, outcome: 'STALE' };
+      throw err;
+    }
+    const now = this.options.now();
+    const entry = toEntry(answer, now, ttlSeconds, this.options.staleSeconds);
+    if (isStorable(answer, ttlSeconds)) {
+      this.memory?.set(key, entry);
+      this.options.shared?.set(key, entry, now);
+    }
+    return { entry, outcome: 'MISS' };
+  }
+}
