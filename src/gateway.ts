@@ -8,7 +8,7 @@ import type { ResponseCache } from './cache/response-cache.js';
 import { extractKey } from './auth/keys.js';
 import type { Config, RouteName } from './config/schema.js';
 import { ERRORS, GatewayError, jsonErrorResponse, legacyErrorBody, messageBody, type ErrorCode } from './http/errors.js';
-import { H_CACHE, H_REQUEST_ID, H_SCAM } from './http/headers.js';
+import { H_CACHE, H_CREDITS, H_REQUEST_ID, H_SCAM } from './http/headers.js';
 import { costOf, stampQuotaHeaders, type QuotaStep } from './quota/step.js';
 import type { QuotaDecision } from './quota/types.js';
 import { resolve, type Route } from './routes/resolve.js';
@@ -25,8 +25,8 @@ export interface RequestInfo {
   cache: 'HIT' | 'MISS' | 'STALE' | undefined;
   upstream: string | undefined;
   upstreamMs: number | undefined;
-  /** Gives back the credits this request was billed; set once billed, cleared once used. */
-  refund: (() => void) | undefined;
+  /** Gives back the credits this request was billed and returns the balance after the refund; set once billed, cleared once used. */
+  refund: (() => number) | undefined;
 }
 
 export interface Chain {
@@ -55,7 +55,7 @@ export function sendError(reply: FastifyReply, code: ErrorCode, legacy: boolean)
   // A 5xx answer, the gateway's or the upstream's, is not paid for (contract section 6).
   const info = reply.request.info as RequestInfo | null;
   if (status >= 500 && info?.refund) {
-    info.refund();
+    reply.header(H_CREDITS, String(info.refund()));
     info.refund = undefined;
   }
   if (status === 401) reply.header('www-authenticate', code === 'NO_KEY' ? 'Bearer' : 'Bearer error="invalid_token"');
@@ -72,6 +72,7 @@ function authenticate(request: FastifyRequest, route: Route, keys: KeyRing): Api
   const source = extractKey(auth, route.apikeys);
   if (source.kind === 'none') return 'NO_KEY';
   if (source.kind === 'conflict') return 'CONFLICTING_KEYS';
+  if (source.kind === 'bad-scheme') return 'BAD_AUTH_SCHEME';
   const key = keys.find(source.key);
   if (!key) return 'BAD_KEY';
   if (key.status === 'unverified') return 'UNVERIFIED_KEY';
@@ -127,7 +128,11 @@ export function makeHandler(getState: () => GatewayState) {
     if (decision?.outcome === 'out_of_credits') return sendError(reply, 'OUT_OF_CREDITS', legacy);
     if (decision && decision.billed > 0) {
       const refund = { digest: key.digest, periodId: decision.periodId, amount: decision.billed };
-      info.refund = () => state.quota.refund(refund);
+      const balanceAfterRefund = Math.max(decision.credits, 0) + decision.billed;
+      info.refund = () => {
+        state.quota.refund(refund);
+        return balanceAfterRefund;
+      };
     }
 
     // 6. Cache, or the upstream with identical misses coalesced.

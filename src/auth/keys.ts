@@ -23,21 +23,22 @@ export interface ApiKey {
 export type KeySource =
   | { kind: 'none' }
   | { kind: 'conflict' }
+  | { kind: 'bad-scheme' }
   | { kind: 'key'; key: string };
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
 /**
  * The client's key, from the Authorization header (RFC 6750 section 2.1) and/or the `apikey`
- * query parameter (`apikeys`: every value the query gave). Both given and different, or an
- * Authorization header that is not a Bearer credential, is a conflict: guessing which one
- * the client meant could bill the wrong account.
+ * query parameter (`apikeys`: every value the query gave). Both given and different is a
+ * conflict: guessing which one the client meant could bill the wrong account. An Authorization
+ * header of another scheme (Basic, ...) is refused rather than ignored, for the same reason.
  */
 export function extractKey(authorization: string | undefined, apikeys: readonly string[]): KeySource {
   let key: string | undefined;
   if (authorization !== undefined && authorization !== '') {
     const m = BEARER.exec(authorization);
-    if (!m?.[1]) return { kind: 'conflict' };
+    if (!m?.[1]) return { kind: 'bad-scheme' };
     key = m[1];
   }
   for (const k of apikeys) {

@@ -46,6 +46,12 @@ function describeIssues(file: string, error: ZodError, raw: unknown, lineOf: (pa
       }
       continue;
     }
+    if (issue.code === 'invalid_key') {
+      // A map key that is not a valid chain id or plan name: say what is wrong with the key.
+      const detail = issue.issues[0]?.message ?? issue.message;
+      out.push(`${at(file, lineOf(issue.path))}${formatPath(issue.path)}: invalid name: ${detail}`);
+      continue;
+    }
     const path = issue.path;
     const missing = path.length > 0 && valueAt(raw, path) === undefined && issue.code === 'invalid_type';
     const message = missing ? `required (${issue.message})` : issue.message;

@@ -146,7 +146,9 @@ export const configSchema = z
   .strictObject({
     server: serverSchema.default({ host: '0.0.0.0', port: 8080 }),
     redis: redisSchema.optional(),
-    chains: z.record(chainId, chainSchema, { error: 'expected a map of chain id to chain' }),
+    chains: z
+      .record(chainId, chainSchema, { error: 'expected a map of chain id to chain' })
+      .refine((c) => Object.keys(c).length > 0, { error: 'expected at least one chain' }),
     plans: z.record(planName, planSchema, { error: 'expected a map of plan name to plan' }),
     keys: z.array(keySchema, { error: 'expected a list of keys' }).default([]),
     costs: costsSchema.default({ default: 20, routes: {} }),
@@ -165,9 +167,6 @@ export const configSchema = z
         v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
       const chains = record(c.chains);
       const plans = record(c.plans);
-      if (c.chains !== undefined && Object.keys(chains).length === 0) {
-        ctx.addIssue({ code: 'custom', path: ['chains'], message: 'expected at least one chain' });
-      }
       const names = new Set<unknown>();
       (Array.isArray(c.keys) ? (c.keys as unknown[]) : []).forEach((raw, i) => {
         const k = record(raw);

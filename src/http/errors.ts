@@ -5,6 +5,7 @@ export const ERRORS = {
   NO_KEY: { status: 401, message: 'API key required' },
   BAD_KEY: { status: 401, message: 'Invalid API key' },
   CONFLICTING_KEYS: { status: 401, message: 'Conflicting API keys in Authorization and apikey' },
+  BAD_AUTH_SCHEME: { status: 401, message: 'Authorization must be a Bearer token: Authorization: Bearer <API key>' },
   UNVERIFIED_KEY: { status: 403, message: 'Unverified email' },
   DISABLED_KEY: { status: 403, message: 'API key disabled' },
   CHAIN_NOT_ALLOWED: { status: 403, message: 'API key not allowed on this chain' },

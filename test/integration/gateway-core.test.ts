@@ -130,6 +130,12 @@ describe('refusals', () => {
     expect(explorer.hits()).toBe(0);
   });
 
+  it('401 for an Authorization header of another scheme', async () => {
+    const res = await gw.get(BALANCES, { headers: { authorization: 'Basic dXNlcjpwYXNz' } });
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ message: 'Authorization must be a Bearer token: Authorization: Bearer <API key>' });
+  });
+
   it('accepts a key configured by its sha256 digest, from apikey', async () => {
     expect((await gw.get(`${BALANCES}?apikey=hashed-key`, { key: null })).status).toBe(200);
   });

@@ -110,6 +110,8 @@ describe.each(['memory', 'redis'] as const)('quota through the gateway (%s store
     explorer.set({ failStatus: 503 });
     const failed = await g.get(BALANCES);
     expect(failed.status).toBe(502);
+    // The header already shows the balance with this request refunded.
+    expect(headers(failed).credits).toBe('1000');
     explorer.set({ failStatus: null, delayMs: 1_000 });
     expect((await g.get(BALANCES)).status).toBe(504);
     explorer.reset();

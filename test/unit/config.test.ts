@@ -86,6 +86,20 @@ keys:
     expect(p).toHaveLength(8);
   });
 
+  it('says what is wrong with a chain id or plan name', () => {
+    const text = 'chains:\n  "bad id!": { name: X, upstreams: [http://a] }\nplans: { "free plan": { rps: 1, credits: 1 } }\n';
+    expect(problems(text)).toEqual([
+      'test.yaml:2: chains.bad id!: invalid name: expected a chain id of letters, digits, _ or -',
+      'test.yaml:3: plans.free plan: invalid name: expected a plan name of letters, digits, _ . or -',
+    ]);
+    expect(problems('chains: {}\nplans: {}\n')).toEqual(['test.yaml:1: chains: expected at least one chain']);
+  });
+
+  it('keeps the default TTL of routes that cache.ttlSeconds does not list', () => {
+    const c = parseConfig(`${MINIMAL}\ncache: { ttlSeconds: { legacy: 10, legacy.getToken: 60 } }\n`, 't', {});
+    expect(c.cache.ttlSeconds).toEqual({ 'token-balances': 15, transactions: 5, legacy: 10, 'legacy.getToken': 60 });
+  });
+
   it('refuses a variable that is not set and has no default', () => {
     expect(problems(MINIMAL.replace('secret', '${DEMO_API_KEY}'))[0]).toMatch(/^test\.yaml:7: environment variable DEMO_API_KEY is not set/);
   });

@@ -17,8 +17,9 @@ describe('extractKey', () => {
     expect(extractKey(undefined, ['abc', 'xyz'])).toEqual({ kind: 'conflict' });
   });
 
-  it('treats an Authorization header that is not Bearer as a bad credential', () => {
-    expect(extractKey('Basic dXNlcjpwYXNz', [])).toEqual({ kind: 'conflict' });
+  it('refuses an Authorization header that is not Bearer', () => {
+    expect(extractKey('Basic dXNlcjpwYXNz', [])).toEqual({ kind: 'bad-scheme' });
+    expect(extractKey('Bearer', ['abc'])).toEqual({ kind: 'bad-scheme' });
   });
 
   it('finds no key in empty values', () => {
