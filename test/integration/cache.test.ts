@@ -1,0 +1,190 @@
+// The response cache through the whole gateway, against an upstream that counts requests.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
+import { ADDRESS, DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
+
+const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
+const TXS = `/1/api/v2/addresses/${ADDRESS}/transactions`;
+const clock = { now: Date.UTC(2026, 10, 22, 12) };
+
+let explorer: FixtureExplorer;
+let gw: TestGateway;
+let n = 0;
+/** A different address per test, so tests never share entries. */
+const fresh = () => `/1/api/v2/addresses/0x${(n++).toString(16).padStart(40, 'c')}`;
+
+beforeAll(async () => {
+  explorer = await startFixtureExplorer();
+  gw = await startGateway(
+    makeConfig([explorer.url], {
+      chains: { '1': { name: 'E', upstreams: [explorer.url], timeoutMs: 300 } },
+      keys: [
+        { name: 'demo', key: DEMO_KEY, plan: 'free' },
+        { name: 'other', key: 'other-key', plan: 'free' },
+      ],
+      cache: { ttlSeconds: { 'token-balances': 15, transactions: 5, legacy: 0 }, staleSeconds: 60 },
+    }),
+    { now: () => clock.now },
+  );
+});
+afterAll(async () => {
+  await gw.close();
+  await explorer.close();
+});
+afterEach(() => explorer.reset());
+
+const outcome = (res: Response) => res.headers.get('x-cache');
+const settle = () => new Promise((r) => setTimeout(r, 50));
+
+describe('response cache', () => {
+  it('answers a repeated request from the cache, with Age', async () => {
+    const path = `${fresh()}/token-balances`;
+    const miss = await gw.get(path);
+    expect(outcome(miss)).toBe('MISS');
+    expect(miss.headers.get('age')).toBe('0');
+    const body = await miss.text();
+    clock.now += 3_000;
+    const hit = await gw.get(path);
+    expect(outcome(hit)).toBe('HIT');
+    expect(hit.headers.get('age')).toBe('3');
+    expect(await hit.text()).toBe(body);
+    expect(hit.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(explorer.hits()).toBe(1);
+  });
+
+  it('one entry serves every key, and each answer carries that request\'s own quota headers', async () => {
+    const path = `${fresh()}/token-balances`;
+    const a = await gw.get(path);
+    const b = await gw.get(path, { key: 'other-key' });
+    expect([outcome(a), outcome(b)]).toEqual(['MISS', 'HIT']);
+    expect(explorer.hits()).toBe(1);
+    // Hits are billed like misses: both keys paid 20 from their own balance.
+    expect(b.headers.get('x-credits-remaining')).toBe(String(1_000_000 - 20));
+    expect(b.headers.get('x-ratelimit-remaining')).toBe('999');
+    const again = await gw.get(path, { key: 'other-key' });
+    expect(Number(again.headers.get('x-credits-remaining'))).toBe(Number(b.headers.get('x-credits-remaining')) - 20);
+  });
+
+  it('query order and the apikey parameter do not split entries', async () => {
+    const path = `${fresh()}/transactions`;
+    await gw.get(`${path}?filter=to&sort=value&order=asc`);
+    const hit = await gw.get(`${path}?order=asc&apikey=${DEMO_KEY}&sort=value&filter=to`, { key: null });
+    expect(outcome(hit)).toBe('HIT');
+    expect(explorer.hits()).toBe(1);
+  });
+
+  it('show-scam-tokens is part of the key', async () => {
+    const path = `${fresh()}/token-balances`;
+    await gw.get(path);
+    const scam = await gw.get(path, { headers: { 'show-scam-tokens': 'true' } });
+    expect(outcome(scam)).toBe('MISS');
+    expect(explorer.hits()).toBe(2);
+  });
+
+  it('coalesces dozens of concurrent identical misses into one upstream request', async () => {
+    const path = `${fresh()}/token-balances`;
+    explorer.set({ delayMs: 100 });
+    const all = await Promise.all(Array.from({ length: 40 }, () => gw.get(path)));
+    const bodies = await Promise.all(all.map((r) => r.text()));
+    expect(all.every((r) => r.status === 200)).toBe(true);
+    expect(new Set(bodies).size).toBe(1);
+    expect(explorer.hits()).toBe(1);
+  });
+
+  it('gives every coalesced waiter the same error, and does not keep it', async () => {
+    const path = `${fresh()}/token-balances`;
+    explorer.set({ delayMs: 50, failStatus: 500 });
+    const all = await Promise.all(Array.from({ length: 20 }, () => gw.get(path)));
+    expect(all.map((r) => r.status)).toEqual(Array(20).fill(502));
+    expect(explorer.hits()).toBe(1);
+    explorer.reset();
+    expect((await gw.get(path)).status).toBe(200);
+    expect(explorer.hits()).toBe(1);
+  });
+
+  it('a waiter whose client goes away does not cancel the others', async () => {
+    const path = `${fresh()}/token-balances`;
+    explorer.set({ delayMs: 150 });
+    const leader = new AbortController();
+    const first = gw.get(path, { signal: leader.signal }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 20));
+    const others = Array.from({ length: 5 }, () => gw.get(path));
+    leader.abort();
+    const answers = await Promise.all(others);
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(await first).toBeInstanceOf(Error);
+    expect(explorer.hits()).toBe(1);
+    expect(outcome(await gw.get(path))).toBe('HIT');
+  });
+
+  it('after expiry serves the old entry at once and refreshes it in the background, once', async () => {
+    const path = `${fresh()}/token-balances`;
+    await gw.get(path);
+    clock.now += 16_000; // token-balances TTL is 15 s
+    explorer.set({ delayMs: 100 });
+    const started = Date.now();
+    const stale = await Promise.all(Array.from({ length: 10 }, () => gw.get(path)));
+    expect(Date.now() - started).toBeLessThan(100);
+    expect(stale.map(outcome)).toEqual(Array(10).fill('STALE'));
+    expect(stale[0]!.headers.get('age')).toBe('16');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(explorer.hits()).toBe(2);
+    const refreshed = await gw.get(path);
+    expect(outcome(refreshed)).toBe('HIT');
+    expect(refreshed.headers.get('age')).toBe('0');
+  });
+
+  it('keeps serving the old entry while the upstream fails, and stops after staleSeconds', async () => {
+    const path = `${fresh()}/token-balances`;
+    await gw.get(path);
+    clock.now += 20_000;
+    explorer.set({ failStatus: 503 });
+    const during = await gw.get(path);
+    expect([during.status, outcome(during)]).toEqual([200, 'STALE']);
+    await settle();
+    explorer.set({ failStatus: null, hang: true });
+    clock.now += 5_000;
+    const timedOut = await gw.get(path);
+    expect([timedOut.status, outcome(timedOut)]).toEqual([200, 'STALE']);
+    await new Promise((r) => setTimeout(r, 400));
+    explorer.set({ hang: false, failStatus: 503 });
+    clock.now += 60_000; // past TTL + staleSeconds
+    expect((await gw.get(path)).status).toBe(502);
+  });
+
+  it('does not keep 4xx answers or answers marked no-store', async () => {
+    const p1 = `${fresh()}/token-balances`;
+    explorer.set({ failStatus: 404 });
+    expect(outcome(await gw.get(p1))).toBe('MISS');
+    expect((await gw.get(p1)).status).toBe(404);
+    expect(explorer.hits()).toBe(2);
+    explorer.reset();
+    const p2 = `${fresh()}/token-balances`;
+    explorer.set({ cacheControl: 'no-store' });
+    await gw.get(p2);
+    expect(outcome(await gw.get(p2))).toBe('MISS');
+    expect(explorer.hits()).toBe(2);
+  });
+
+  it('routes with TTL 0 are never cached', async () => {
+    const legacy = '/1/api?module=token&action=getToken&contractaddress=0xb7d311e2eb55f2f68a9440da38e7989210b9a05e';
+    await gw.get(legacy);
+    expect(outcome(await gw.get(legacy))).toBe('MISS');
+    expect(explorer.hits()).toBe(2);
+  });
+
+  it('answers HEAD from the cache', async () => {
+    const path = `${fresh()}/token-balances`;
+    await gw.get(path);
+    const head = await gw.get(path, { method: 'HEAD' });
+    expect([head.status, outcome(head), await head.text()]).toEqual([200, 'HIT', '']);
+    expect(explorer.hits()).toBe(1);
+  });
+
+  it('refusals before the cache step are not cached and say nothing of the cache', async () => {
+    const bad = await gw.get(`${TXS}?sort=fee`);
+    expect(bad.status).toBe(422);
+    expect(outcome(bad)).toBeNull();
+    expect(outcome(await gw.get(BALANCES, { key: null }))).toBeNull();
+  });
+});
