@@ -11,7 +11,8 @@ import { ERRORS, GatewayError, jsonErrorResponse, legacyErrorBody, messageBody, 
 import { H_CACHE, H_CREDITS, H_REQUEST_ID, H_SCAM } from './http/headers.js';
 import { costOf, stampQuotaHeaders, type QuotaStep } from './quota/step.js';
 import type { QuotaDecision } from './quota/types.js';
-import { resolve, type Route } from './routes/resolve.js';
+import type { Route } from './routes/resolve.js';
+import type { Resolver } from './routes/resolver.js';
 import type { ChainUpstreams, UpstreamAnswer } from './upstream/client.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -39,6 +40,7 @@ export interface GatewayState {
   config: Config;
   keys: KeyRing;
   chains: Map<string, Chain>;
+  resolver: Resolver;
   quota: QuotaStep;
   cache: ResponseCache;
   now: () => number;
@@ -88,7 +90,7 @@ export function makeHandler(getState: () => GatewayState) {
     reply.header(H_REQUEST_ID, request.id);
 
     // 1. Route and chain.
-    const resolution = resolve(request.url, state.chains);
+    const resolution = state.resolver.resolve(request.url);
     if (resolution.kind === 'refusal') return sendError(reply, resolution.code, resolution.legacy);
     const { legacy } = resolution;
     info.chainId = resolution.chainId;

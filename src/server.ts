@@ -13,6 +13,7 @@ import { RedisQuotaStore } from './quota/redis.js';
 import { QuotaStep } from './quota/step.js';
 import type { QuotaStore } from './quota/types.js';
 import { createRedis, type RedisClient } from './redis/client.js';
+import { Resolver } from './routes/resolver.js';
 import { ChainUpstreams } from './upstream/client.js';
 
 declare module 'fastify' {
@@ -72,10 +73,12 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
   const cacheWarning = new ThrottledWarning(app.log, 'shared cache tier failed; treating as a miss', now);
   const sharedTier =
     redis && config.redis ? new RedisCacheTier(redis, config.redis.keyPrefix, (err) => cacheWarning.warn(err)) : undefined;
+  const chains = buildChains(config, now);
   const state: GatewayState = {
     config,
     keys: new KeyRing(config),
-    chains: buildChains(config, now),
+    chains,
+    resolver: new Resolver(chains),
     quota: new QuotaStep(store, app.log, now),
     cache: new ResponseCache({ maxBytes: config.cache.maxBytes, staleSeconds: config.cache.staleSeconds, now, shared: sharedTier }),
     now,

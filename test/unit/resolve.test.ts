@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseQuery, resolve, type Resolution, type Route } from '../../src/routes/resolve.js';
+import { Resolver } from '../../src/routes/resolver.js';
 
 const chains = new Set(['1', '100']);
 const A = '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045';
@@ -153,5 +154,16 @@ describe('parseQuery', () => {
 
   it('reports malformed percent-encoding', () => {
     expect(parseQuery('a=%E0%A4%A').malformed).toEqual(['a']);
+  });
+});
+
+describe('Resolver memo', () => {
+  it('resolves a repeated URL once, and never keeps a URL that carries apikey', () => {
+    const r = new Resolver(chains);
+    const url = `/1/api/v2/addresses/${A}/token-balances`;
+    expect(r.resolve(url)).toBe(r.resolve(url));
+    const withKey = `${url}?apikey=secret`;
+    expect(r.resolve(withKey)).not.toBe(r.resolve(withKey));
+    expect(r.resolve(withKey)).toEqual(resolve(withKey, chains));
   });
 });
