@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // argv -> loadConfig -> buildServer -> listen; signals -> close.
+import { watch } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { hashKey } from './auth/keys.js';
 import { ConfigError, loadConfig } from './config/load.js';
@@ -59,13 +61,39 @@ async function serve(values: { config?: string | undefined; host?: string | unde
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: expected a port number, got ${values.port}`);
 
   const app = buildServer(config);
+
+  // Reload on SIGHUP, and on file changes when server.watchConfig is set. An invalid file is
+  // rejected with its problems logged; the running configuration stays.
+  const reload = (why: string) => {
+    try {
+      const next = loadConfig(file);
+      const notApplied = app.gateway.reload(next);
+      app.log.info({ why, file, notApplied }, notApplied.length ? 'configuration reloaded; some sections need a restart' : 'configuration reloaded');
+    } catch (err) {
+      const problems = err instanceof ConfigError ? err.problems : [String(err)];
+      app.log.error({ why, file, problems }, 'configuration rejected; keeping the running one');
+    }
+  };
+  process.on('SIGHUP', () => reload('SIGHUP'));
+  if (config.server.watchConfig) watchFile(file, reload);
+
   let closing = false;
   const close = (signal: string) => {
     if (closing) return;
     closing = true;
-    app.log.info({ signal }, 'shutting down');
+    app.log.info({ signal, timeoutMs: config.server.shutdownTimeoutMs }, 'shutting down: no new connections, finishing requests in flight');
+    // Requests in flight get shutdownTimeoutMs; past it, connections are cut.
+    const force = setTimeout(() => {
+      app.log.warn('shutdown timeout: closing the connections still open');
+      app.server.closeAllConnections();
+      setTimeout(() => process.exit(1), 1_000).unref();
+    }, config.server.shutdownTimeoutMs);
+    force.unref();
     app.close().then(
-      () => process.exit(0),
+      () => {
+        clearTimeout(force);
+        process.exit(0);
+      },
       (err: unknown) => {
         app.log.error({ err }, 'error while closing');
         process.exit(1);
@@ -75,6 +103,16 @@ async function serve(values: { config?: string | undefined; host?: string | unde
   process.on('SIGTERM', () => close('SIGTERM'));
   process.on('SIGINT', () => close('SIGINT'));
   await app.listen({ host, port });
+}
+
+/** Calls `onChange` once after a burst of changes to `file` (editors write in several steps). */
+function watchFile(file: string, onChange: (why: string) => void): void {
+  let timer: NodeJS.Timeout | undefined;
+  watch(dirname(file), (_event, name) => {
+    if (name !== basename(file)) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => onChange('file changed'), 200);
+  }).unref();
 }
 
 async function main(argv: string[]): Promise<void> {

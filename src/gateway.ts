@@ -14,6 +14,7 @@ import type { QuotaDecision } from './quota/types.js';
 import type { Route } from './routes/resolve.js';
 import type { Resolver } from './routes/resolver.js';
 import type { ChainUpstreams, UpstreamAnswer } from './upstream/client.js';
+import type { Metrics, UpstreamErrorKind } from './observability/metrics.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 const USER_AGENT = 'explorer-gateway/0.1 (+https://github.com/blockscout)';
@@ -26,6 +27,8 @@ export interface RequestInfo {
   cache: 'HIT' | 'MISS' | 'STALE' | undefined;
   upstream: string | undefined;
   upstreamMs: number | undefined;
+  /** Credits billed to this request and not refunded. */
+  billed: number;
   /** Gives back the credits this request was billed and returns the balance after the refund; set once billed, cleared once used. */
   refund: (() => number) | undefined;
 }
@@ -33,6 +36,8 @@ export interface RequestInfo {
 export interface Chain {
   id: string;
   name: string;
+  /** The chain's settings as loaded, to tell on reload whether its pools can be kept. */
+  fingerprint: string;
   upstreams: ChainUpstreams;
 }
 
@@ -46,10 +51,20 @@ export interface GatewayState {
   now: () => number;
   /** What to do when the quota store fails: serve with -1 headers, or 503. */
   onQuotaError: 'open' | 'closed';
+  metrics: Metrics;
 }
 
 export function newRequestInfo(): RequestInfo {
-  return { chainId: undefined, route: undefined, keyName: undefined, cache: undefined, upstream: undefined, upstreamMs: undefined, refund: undefined };
+  return {
+    chainId: undefined,
+    route: undefined,
+    keyName: undefined,
+    cache: undefined,
+    upstream: undefined,
+    upstreamMs: undefined,
+    billed: 0,
+    refund: undefined,
+  };
 }
 
 export function sendError(reply: FastifyReply, code: ErrorCode, legacy: boolean): FastifyReply {
@@ -59,6 +74,7 @@ export function sendError(reply: FastifyReply, code: ErrorCode, legacy: boolean)
   if (status >= 500 && info?.refund) {
     reply.header(H_CREDITS, String(info.refund()));
     info.refund = undefined;
+    info.billed = 0;
   }
   if (status === 401) reply.header('www-authenticate', code === 'NO_KEY' ? 'Bearer' : 'Bearer error="invalid_token"');
   if (status === 405) reply.header('allow', 'GET, HEAD');
@@ -83,95 +99,128 @@ function authenticate(request: FastifyRequest, route: Route, keys: KeyRing): Api
   return key;
 }
 
+/** Counts a finished request (also called by the error handler). */
+export function countRequest(metrics: Metrics, info: RequestInfo, status: number): void {
+  metrics.request(info.chainId ?? 'none', info.route ?? 'none', status);
+  if (info.billed > 0 && info.keyName !== undefined) metrics.spent(info.keyName, info.billed);
+}
+
 export function makeHandler(getState: () => GatewayState) {
   return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    // The state is read once: a reload swaps it for new requests while this one finishes.
     const state = getState();
-    const info = request.info;
-    reply.header(H_REQUEST_ID, request.id);
-
-    // 1. Route and chain.
-    const resolution = state.resolver.resolve(request.url);
-    if (resolution.kind === 'refusal') return sendError(reply, resolution.code, resolution.legacy);
-    const { legacy } = resolution;
-    info.chainId = resolution.chainId;
-    info.route = resolution.route;
-    if (request.method !== 'GET' && request.method !== 'HEAD') return sendError(reply, 'METHOD_NOT_ALLOWED', legacy);
-
-    // 2. Key.
-    const key = authenticate(request, resolution, state.keys);
-    if (typeof key === 'string') return sendError(reply, key, legacy);
-    info.keyName = key.name;
-
-    // 3. Rate limit, and credits in the same decision when the request is valid: one round trip.
-    const v = resolution.validation;
-    const cost = v.ok ? costOf(state.config.costs, resolution.route) : 0;
-    const step = await state.quota.decide(key, cost);
-    let decision: QuotaDecision | undefined;
-    if ('failed' in step) {
-      stampQuotaHeaders(reply, key.plan.rps, undefined);
-      if (state.onQuotaError === 'closed') return sendError(reply, 'QUOTA_UNAVAILABLE', legacy);
-    } else {
-      decision = step.decision;
-      stampQuotaHeaders(reply, key.plan.rps, decision);
-      if (decision.outcome === 'rate_limited') {
-        // RFC 9110 section 10.2.3: whole seconds, rounded up.
-        reply.header('retry-after', String(Math.max(1, Math.ceil(decision.rateResetMs / 1000))));
-        return sendError(reply, 'RATE_LIMITED', legacy);
-      }
-    }
-
-    // 4. Validation (a v2 422 in the spec's JsonErrorResponse; legacy: HTTP 200, status "0").
-    if (!v.ok) {
-      if ('issues' in v) return reply.code(422).header('content-type', JSON_TYPE).send(jsonErrorResponse(v.issues));
-      return reply.code(200).header('content-type', JSON_TYPE).send(legacyErrorBody(v.legacyMessage));
-    }
-
-    // 5. Credits (taken by the decision above only if enough remained).
-    if (decision?.outcome === 'out_of_credits') return sendError(reply, 'OUT_OF_CREDITS', legacy);
-    if (decision && decision.billed > 0) {
-      const refund = { digest: key.digest, periodId: decision.periodId, amount: decision.billed };
-      const balanceAfterRefund = Math.max(decision.credits, 0) + decision.billed;
-      info.refund = () => {
-        state.quota.refund(refund);
-        return balanceAfterRefund;
-      };
-    }
-
-    // 6. Cache, or the upstream with identical misses coalesced.
-    const chain = state.chains.get(resolution.chainId)!;
-    const scam = request.headers[H_SCAM];
-    const showScam = typeof scam === 'string' ? scam : undefined;
-    const fetchUpstream = () => fetchFromUpstream(request, chain, v.upstreamPath, showScam);
-    try {
-      const ttl = ttlSecondsFor(state.config.cache, resolution.route);
-      const { entry, outcome } = await state.cache.get(cacheKey(chain.id, v.upstreamPath, showScam), ttl, fetchUpstream);
-      info.cache = outcome;
-      return reply
-        .code(entry.status)
-        .headers(entry.headers)
-        .header(H_CACHE, outcome)
-        .header('age', String(ageSeconds(entry, state.now())))
-        .send(entry.body);
-    } catch (err) {
-      if (err instanceof GatewayError) return sendError(reply, err.code, legacy);
-      throw err;
-    }
+    await pipeline(state, request, reply);
+    countRequest(state.metrics, request.info, reply.statusCode);
+    return reply;
   };
 }
 
+async function pipeline(state: GatewayState, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const info = request.info;
+  reply.header(H_REQUEST_ID, request.id);
+
+  // 1. Route and chain.
+  const resolution = state.resolver.resolve(request.url);
+  if (resolution.kind === 'refusal') return sendError(reply, resolution.code, resolution.legacy);
+  const { legacy } = resolution;
+  info.chainId = resolution.chainId;
+  info.route = resolution.route;
+  if (request.method !== 'GET' && request.method !== 'HEAD') return sendError(reply, 'METHOD_NOT_ALLOWED', legacy);
+
+  // 2. Key.
+  const key = authenticate(request, resolution, state.keys);
+  if (typeof key === 'string') return sendError(reply, key, legacy);
+  info.keyName = key.name;
+
+  // 3. Rate limit, and credits in the same decision when the request is valid: one round trip.
+  const v = resolution.validation;
+  const cost = v.ok ? costOf(state.config.costs, resolution.route) : 0;
+  const step = await state.quota.decide(key, cost);
+  let decision: QuotaDecision | undefined;
+  if ('failed' in step) {
+    stampQuotaHeaders(reply, key.plan.rps, undefined);
+    if (state.onQuotaError === 'closed') return sendError(reply, 'QUOTA_UNAVAILABLE', legacy);
+  } else {
+    decision = step.decision;
+    stampQuotaHeaders(reply, key.plan.rps, decision);
+    if (decision.outcome === 'rate_limited') {
+      // RFC 9110 section 10.2.3: whole seconds, rounded up.
+      reply.header('retry-after', String(Math.max(1, Math.ceil(decision.rateResetMs / 1000))));
+      state.metrics.refused(key.planName, 'rate_limited');
+      return sendError(reply, 'RATE_LIMITED', legacy);
+    }
+  }
+
+  // 4. Validation (a v2 422 in the spec's JsonErrorResponse; legacy: HTTP 200, status "0").
+  if (!v.ok) {
+    if ('issues' in v) return reply.code(422).header('content-type', JSON_TYPE).send(jsonErrorResponse(v.issues));
+    return reply.code(200).header('content-type', JSON_TYPE).send(legacyErrorBody(v.legacyMessage));
+  }
+
+  // 5. Credits (taken by the decision above only if enough remained).
+  if (decision?.outcome === 'out_of_credits') {
+    state.metrics.refused(key.planName, 'out_of_credits');
+    return sendError(reply, 'OUT_OF_CREDITS', legacy);
+  }
+  if (decision && decision.billed > 0) {
+    info.billed = decision.billed;
+    const refund = { digest: key.digest, periodId: decision.periodId, amount: decision.billed };
+    const balanceAfterRefund = Math.max(decision.credits, 0) + decision.billed;
+    info.refund = () => {
+      state.quota.refund(refund);
+      return balanceAfterRefund;
+    };
+  }
+
+  // 6. Cache, or the upstream with identical misses coalesced.
+  const chain = state.chains.get(resolution.chainId)!;
+  const scam = request.headers[H_SCAM];
+  const showScam = typeof scam === 'string' ? scam : undefined;
+  const fetchUpstream = () => fetchFromUpstream(state.metrics, request, chain, v.upstreamPath, showScam);
+  try {
+    const ttl = ttlSecondsFor(state.config.cache, resolution.route);
+    const { entry, outcome } = await state.cache.get(cacheKey(chain.id, v.upstreamPath, showScam), ttl, fetchUpstream);
+    info.cache = outcome;
+    return reply
+      .code(entry.status)
+      .headers(entry.headers)
+      .header(H_CACHE, outcome)
+      .header('age', String(ageSeconds(entry, state.now())))
+      .send(entry.body);
+  } catch (err) {
+    if (err instanceof GatewayError) return sendError(reply, err.code, legacy);
+    throw err;
+  }
+}
+
+const ERROR_KINDS: Partial<Record<ErrorCode, UpstreamErrorKind>> = {
+  UPSTREAM_TIMEOUT: 'timeout',
+  UPSTREAM_UNREACHABLE: 'unreachable',
+};
+
 /** The miss path: one upstream request, its failures logged once (not once per waiter). */
-async function fetchFromUpstream(request: FastifyRequest, chain: Chain, path: string, showScam: string | undefined): Promise<UpstreamAnswer> {
+async function fetchFromUpstream(
+  metrics: Metrics,
+  request: FastifyRequest,
+  chain: Chain,
+  path: string,
+  showScam: string | undefined,
+): Promise<UpstreamAnswer> {
   const info = request.info;
   const started = performance.now();
   const headers: Record<string, string> = { accept: 'application/json', 'user-agent': USER_AGENT, [H_REQUEST_ID]: request.id };
   if (showScam !== undefined) headers[H_SCAM] = showScam;
+  let kind: UpstreamErrorKind | undefined;
   try {
     const answer = await chain.upstreams.request({ path, method: 'GET', headers });
     info.upstream = answer.upstream;
-    if (answer.status >= 500) throw new GatewayError('UPSTREAM_ERROR', { cause: `upstream answered ${answer.status}` });
-    return answer;
+    metrics.upstream(chain.id, answer.upstream, (performance.now() - started) / 1000);
+    if (answer.status < 500) return answer;
+    kind = 'status_5xx';
+    throw new GatewayError('UPSTREAM_ERROR', { cause: `upstream answered ${answer.status}` });
   } catch (err) {
     if (err instanceof GatewayError) {
+      metrics.upstreamError(chain.id, kind ?? ERROR_KINDS[err.code] ?? 'error');
       const cause = err.cause instanceof Error ? err.cause.message : typeof err.cause === 'string' ? err.cause : undefined;
       request.log.warn({ code: err.code, cause, chain: chain.id }, 'upstream failure');
     }

@@ -1,12 +1,16 @@
 // buildServer(config): registers everything and never listens, so tests drive it with
-// app.inject() or listen on port 0, and the CLI decides where to listen.
-import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+// app.inject() or listen on port 0, and the CLI decides where to listen. What lives as long as
+// the process (Redis, quota store, cache, metrics) is made here once; what a configuration
+// describes (keys, plans, costs, chains, TTLs) is a GatewayState that reload() replaces.
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { KeyRing } from './auth/keys.js';
-import type { Config } from './config/schema.js';
-import { makeHandler, newRequestInfo, sendError, type Chain, type GatewayState, type RequestInfo } from './gateway.js';
 import { RedisCacheTier } from './cache/redis-tier.js';
 import { ResponseCache } from './cache/response-cache.js';
+import type { Config } from './config/schema.js';
+import { countRequest, JSON_TYPE, makeHandler, newRequestInfo, sendError, type Chain, type GatewayState, type RequestInfo } from './gateway.js';
+import { readiness, startProbing, type Readiness } from './observability/health.js';
+import { Metrics } from './observability/metrics.js';
 import { ThrottledWarning } from './observability/throttled-log.js';
 import { MemoryQuotaStore } from './quota/memory.js';
 import { RedisQuotaStore } from './quota/redis.js';
@@ -16,9 +20,21 @@ import { createRedis, type RedisClient } from './redis/client.js';
 import { Resolver } from './routes/resolver.js';
 import { ChainUpstreams } from './upstream/client.js';
 
+export interface GatewayControl {
+  /** The state new requests see. */
+  state(): GatewayState;
+  /** Swaps in a new configuration for new requests; returns what it could not apply without a restart. */
+  reload(config: Config): string[];
+  readiness(): Readiness;
+  metrics: Metrics;
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     info: RequestInfo;
+  }
+  interface FastifyInstance {
+    gateway: GatewayControl;
   }
 }
 
@@ -34,12 +50,22 @@ export interface ServerDeps {
   quotaStore?: QuotaStore;
 }
 
-function buildChains(config: Config, now: () => number): Map<string, Chain> {
+/** Chains of a new configuration; a chain whose settings did not change keeps its pools. */
+function buildChains(config: Config, now: () => number, previous?: Map<string, Chain>): { chains: Map<string, Chain>; retired: Chain[] } {
   const chains = new Map<string, Chain>();
-  for (const [id, chain] of Object.entries(config.chains)) {
-    chains.set(id, { id, name: chain.name, upstreams: new ChainUpstreams(chain, now) });
+  for (const [id, settings] of Object.entries(config.chains)) {
+    const old = previous?.get(id);
+    const fingerprint = JSON.stringify(settings);
+    chains.set(id, old && old.fingerprint === fingerprint ? { ...old, name: settings.name } : { id, name: settings.name, fingerprint, upstreams: new ChainUpstreams(settings, now) });
   }
-  return chains;
+  const retired = [...(previous?.values() ?? [])].filter((c) => chains.get(c.id)?.upstreams !== c.upstreams);
+  return { chains, retired };
+}
+
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const given = Buffer.from(header ?? '');
+  const expected = Buffer.from(`Bearer ${token}`);
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInstance {
@@ -48,11 +74,11 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
   const app = Fastify({
     logger: {
       level: config.log.level,
-      // Keys never reach a log line: the query is not logged, and these paths are redacted
-      // wherever a header object is logged.
-      redact: ['req.headers.authorization', 'headers.authorization', 'req.query.apikey'],
+      // Keys never reach a log line: the access log carries the path without its query, and
+      // these paths are redacted wherever a request or headers are logged.
+      redact: ['req.headers.authorization', 'headers.authorization', 'req.query.apikey', 'req.url'],
     },
-    // fastify's two lines per request are replaced by the one access-log line below.
+    // fastify's two lines per request are replaced by one access-log line (log.requests).
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: (req) => {
@@ -64,40 +90,60 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     return503OnClosing: true,
   });
 
+  // Process-lifetime parts.
   const redis: RedisClient | undefined = config.redis && !deps.quotaStore ? createRedis(config.redis) : undefined;
   redis?.on('error', () => {
-    // Connection errors surface as failed commands, handled (and logged, rate-limited) by the
-    // quota step; ioredis keeps reconnecting.
+    // Connection errors surface as failed commands, handled and logged (rate-limited) by the
+    // quota step and the cache tier; ioredis keeps reconnecting.
   });
   const store = deps.quotaStore ?? (redis && config.redis ? new RedisQuotaStore(redis, config.redis.keyPrefix) : new MemoryQuotaStore());
+  const quota = new QuotaStep(store, app.log, now);
   const cacheWarning = new ThrottledWarning(app.log, 'shared cache tier failed; treating as a miss', now);
-  const sharedTier =
-    redis && config.redis ? new RedisCacheTier(redis, config.redis.keyPrefix, (err) => cacheWarning.warn(err)) : undefined;
-  const chains = buildChains(config, now);
-  const state: GatewayState = {
-    config,
-    keys: new KeyRing(config),
-    chains,
-    resolver: new Resolver(chains),
-    quota: new QuotaStep(store, app.log, now),
-    cache: new ResponseCache({ maxBytes: config.cache.maxBytes, staleSeconds: config.cache.staleSeconds, now, shared: sharedTier }),
-    now,
-    onQuotaError: config.redis?.onError ?? 'open',
+  const sharedTier = redis && config.redis ? new RedisCacheTier(redis, config.redis.keyPrefix, (err) => cacheWarning.warn(err)) : undefined;
+  const newCache = (c: Config) => new ResponseCache({ maxBytes: c.cache.maxBytes, staleSeconds: c.cache.staleSeconds, now, shared: sharedTier });
+  let cache = newCache(config);
+  const metrics = new Metrics(() => ({
+    cache: () => ({ ...cache.counters, bytes: cache.bytes, entries: cache.entries }),
+    quotaStoreFailures: () => quota.failures,
+    cacheStoreFailures: () => sharedTier?.failures ?? 0,
+  }));
+
+  const makeState = (c: Config, previous?: GatewayState): { state: GatewayState; retired: Chain[] } => {
+    const { chains, retired } = buildChains(c, now, previous?.chains);
+    const state: GatewayState = {
+      config: c,
+      keys: new KeyRing(c),
+      chains,
+      resolver: new Resolver(chains),
+      quota,
+      cache,
+      now,
+      onQuotaError: config.redis?.onError ?? 'open',
+      metrics,
+    };
+    return { state, retired };
+  };
+  let state = makeState(config).state;
+
+  const reload = (next: Config): string[] => {
+    const notApplied: string[] = [];
+    const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+    if (!same(next.server, state.config.server)) notApplied.push('server (host, port, watchConfig, shutdownTimeoutMs)');
+    if (!same(next.redis, state.config.redis)) notApplied.push('redis');
+    if (!same(next.metrics, state.config.metrics)) notApplied.push('metrics');
+    if (!same(next.health, state.config.health)) notApplied.push('health');
+    if (next.cache.maxBytes !== state.config.cache.maxBytes || next.cache.staleSeconds !== state.config.cache.staleSeconds) {
+      cache = newCache(next); // a new budget or stale window starts an empty in-process tier
+    }
+    app.log.level = next.log.level;
+    const { state: nextState, retired } = makeState(next, state);
+    state = nextState;
+    // Requests in flight keep the old state; a retired pool closes once its requests finish.
+    for (const c of retired) void c.upstreams.close();
+    return notApplied;
   };
 
-  if (redis) {
-    // Give Redis a moment to connect before the first request, so a gateway that starts next to a
-    // healthy Redis does not begin by failing open. A Redis that is down does not stop the start.
-    app.addHook('onReady', async () => {
-      if (redis.status === 'ready') return;
-      const ready = await Promise.race([
-        new Promise<boolean>((r) => redis.once('ready', () => r(true))),
-        new Promise<boolean>((r) => setTimeout(r, REDIS_STARTUP_WAIT_MS, false).unref()),
-      ]);
-      if (!ready) app.log.warn('Redis is not reachable yet; serving with redis.onError until it is');
-    });
-  }
-
+  app.decorate('gateway', { state: () => state, reload, readiness: () => readiness(state, redis), metrics });
   app.decorateRequest('info', null as unknown as RequestInfo);
   app.addHook('onRequest', (request, _reply, done) => {
     request.info = newRequestInfo();
@@ -110,11 +156,14 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
 
   app.setErrorHandler((err, request, reply) => {
     request.log.error({ err }, 'unhandled error');
-    return sendError(reply, 'INTERNAL', request.info?.route?.startsWith('legacy.') ?? false);
+    sendError(reply, 'INTERNAL', request.info?.route?.startsWith('legacy.') ?? false);
+    if (request.info) countRequest(metrics, request.info, 500);
+    return reply;
   });
 
-  if (config.log.requests) {
-    app.addHook('onResponse', (request, reply, done) => {
+  // One access-log line per request, written when the answer is sent; log.requests may change on reload.
+  app.addHook('onResponse', (request, reply, done) => {
+    if (state.config.log.requests) {
       const i = request.info;
       request.log.info(
         {
@@ -131,13 +180,62 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
         },
         'request',
       );
-      done();
+    }
+    done();
+  });
+
+  // Operations endpoints: no API key.
+  const healthz = (_req: FastifyRequest, reply: FastifyReply) => reply.header('content-type', JSON_TYPE).send('{"status":"ok"}');
+  const readyz = (_req: FastifyRequest, reply: FastifyReply) => {
+    const r = readiness(state, redis);
+    return reply
+      .code(r.ready ? 200 : 503)
+      .header('content-type', JSON_TYPE)
+      .send(JSON.stringify({ status: r.ready ? 'ready' : 'not ready', ...r.checks }));
+  };
+  const metricsRoute = async (req: FastifyRequest, reply: FastifyReply) => {
+    const token = config.metrics.token;
+    if (token !== undefined && !bearerMatches(req.headers.authorization, token)) {
+      return reply.code(401).header('www-authenticate', 'Bearer').header('content-type', JSON_TYPE).send('{"message":"Metrics token required"}');
+    }
+    return reply.header('content-type', metrics.registry.contentType).send(await metrics.registry.metrics());
+  };
+  app.get('/healthz', healthz);
+  app.get('/readyz', readyz);
+
+  if (config.metrics.enabled && config.metrics.port === undefined) app.get('/metrics', metricsRoute);
+  if (config.metrics.enabled && config.metrics.port !== undefined) {
+    // A separate listener (typically loopback) keeps /metrics off the public port.
+    const admin = Fastify({ logger: false });
+    admin.get('/metrics', metricsRoute);
+    admin.get('/healthz', healthz);
+    admin.get('/readyz', readyz);
+    const { port, host } = config.metrics;
+    app.addHook('onListen', async () => {
+      await admin.listen({ port, host });
+    });
+    app.addHook('onClose', async () => {
+      await admin.close();
     });
   }
 
   app.route({ method: METHODS, url: '*', exposeHeadRoute: false, handler: makeHandler(() => state) });
 
+  let stopProbing: (() => void) | undefined;
+  app.addHook('onReady', async () => {
+    stopProbing = startProbing(() => state, config.health.probeIntervalMs, config.health.probeTimeoutMs);
+    if (!redis || redis.status === 'ready') return;
+    // Give Redis a moment to connect before the first request, so a gateway that starts next to
+    // a healthy Redis does not begin by failing open. A Redis that is down does not stop the start.
+    const ready = await Promise.race([
+      new Promise<boolean>((r) => redis.once('ready', () => r(true))),
+      new Promise<boolean>((r) => setTimeout(r, REDIS_STARTUP_WAIT_MS, false).unref()),
+    ]);
+    if (!ready) app.log.warn('Redis is not reachable yet; serving with redis.onError until it is');
+  });
+
   app.addHook('onClose', async () => {
+    stopProbing?.();
     await Promise.all([...state.chains.values()].map((c) => c.upstreams.close()));
     await store.close();
     if (redis) await redis.quit().catch(() => redis.disconnect());

@@ -34,11 +34,17 @@ const optionalSecret = z
   .optional()
   .transform((s) => (s === '' || s === null ? undefined : s));
 
+const port = () => nonNegativeInt('a port number (0-65535)').max(65535, { error: 'expected a port number (0-65535)' });
+
 export const serverSchema = z.strictObject({
   /** Address to listen on. */
   host: nonEmpty('a host name or address').default('0.0.0.0'),
   /** TCP port; 0 picks a free one. */
-  port: nonNegativeInt('a port number (0-65535)').max(65535, { error: 'expected a port number (0-65535)' }).default(8080),
+  port: port().default(8080),
+  /** Reload the configuration when the file changes (SIGHUP always reloads). */
+  watchConfig: z.boolean({ error: 'expected true or false' }).default(false),
+  /** On SIGTERM, how long requests in flight may take to finish before connections are cut, ms. */
+  shutdownTimeoutMs: positiveInt().default(10_000),
 });
 
 export const redisSchema = z
@@ -139,12 +145,30 @@ export const cacheSchema = z.strictObject({
   staleSeconds: nonNegativeInt().default(60),
 });
 
+export const metricsSchema = z.strictObject({
+  /** Serve GET /metrics (Prometheus text format). */
+  enabled: z.boolean({ error: 'expected true or false' }).default(true),
+  /** Serve /metrics (and /healthz, /readyz) on this port instead of the main one. */
+  port: port().optional(),
+  /** Host for the metrics port. */
+  host: nonEmpty('a host name or address').default('127.0.0.1'),
+  /** Require `Authorization: Bearer <token>` on /metrics. */
+  token: optionalSecret,
+});
+
+export const healthSchema = z.strictObject({
+  /** How often each upstream is probed (TCP connect) for /readyz, ms. */
+  probeIntervalMs: positiveInt().default(10_000),
+  /** How long one probe may take, ms. */
+  probeTimeoutMs: positiveInt().default(2_000),
+});
+
 const chainId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'expected a chain id of letters, digits, _ or -' });
 const planName = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'expected a plan name of letters, digits, _ . or -' });
 
 export const configSchema = z
   .strictObject({
-    server: serverSchema.default({ host: '0.0.0.0', port: 8080 }),
+    server: serverSchema.default({ host: '0.0.0.0', port: 8080, watchConfig: false, shutdownTimeoutMs: 10_000 }),
     redis: redisSchema.optional(),
     chains: z
       .record(chainId, chainSchema, { error: 'expected a map of chain id to chain' })
@@ -158,6 +182,8 @@ export const configSchema = z
       ttlSeconds: { 'token-balances': 15, transactions: 5, legacy: 30 },
       staleSeconds: 60,
     }),
+    metrics: metricsSchema.default({ enabled: true, host: '127.0.0.1', token: undefined }),
+    health: healthSchema.default({ probeIntervalMs: 10_000, probeTimeoutMs: 2_000 }),
   })
   // Cross-references run even when other parts of the file are wrong, so that one run of
   // check-config lists every problem; the input may then be partly malformed.

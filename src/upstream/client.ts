@@ -4,6 +4,7 @@
 // undici is the engine under @fastify/reply-from and @fastify/http-proxy; it is used directly
 // here because an answer must be read whole so that the cache and every coalesced waiter can
 // share it, and because failover must be decided per failure phase (see isConnectFailure).
+import { connect } from 'node:net';
 import { Pool } from 'undici';
 import type { ChainConfig } from '../config/schema.js';
 import { GatewayError } from '../http/errors.js';
@@ -55,8 +56,12 @@ class Timeout extends Error {
 interface Target {
   base: string;
   pool: Pool;
+  host: string;
+  port: number;
   pathPrefix: string;
   downUntil: number;
+  /** Whether the last connection attempt (a request or a probe) succeeded; undefined before the first. */
+  reachable: boolean | undefined;
 }
 
 export class ChainUpstreams {
@@ -74,8 +79,11 @@ export class ChainUpstreams {
       const url = new URL(base);
       return {
         base,
+        host: url.hostname,
+        port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
         pathPrefix: url.pathname.replace(/\/+$/, ''),
         downUntil: 0,
+        reachable: undefined,
         pool: new Pool(url.origin, {
           connections: 128,
           pipelining: 1,
@@ -104,6 +112,7 @@ export class ChainUpstreams {
         try {
           const answer = await this.once(target, req, controller.signal);
           target.downUntil = 0;
+          target.reachable = true;
           return answer;
         } catch (err) {
           if (controller.signal.aborted) throw new GatewayError('UPSTREAM_TIMEOUT', { cause: err });
@@ -114,6 +123,7 @@ export class ChainUpstreams {
             throw new GatewayError('UPSTREAM_ERROR', { cause: err });
           }
           target.downUntil = this.now() + UPSTREAM_DOWN_MS;
+          target.reachable = false;
           lastConnectError = err;
         }
       }
@@ -145,7 +155,44 @@ export class ChainUpstreams {
     return { status: res.statusCode, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), upstream: target.base };
   }
 
+  /** At least one upstream answered its last connection attempt (for /readyz). */
+  get reachable(): boolean {
+    return this.targets.some((t) => t.reachable === true);
+  }
+
+  /** Per upstream base URL: reachable, unreachable or unknown (never tried). */
+  status(): Record<string, 'reachable' | 'unreachable' | 'unknown'> {
+    const out: Record<string, 'reachable' | 'unreachable' | 'unknown'> = {};
+    for (const t of this.targets) out[t.base] = t.reachable === undefined ? 'unknown' : t.reachable ? 'reachable' : 'unreachable';
+    return out;
+  }
+
+  /**
+   * Opens (and closes) a TCP connection to every upstream: cheap, and enough to tell a dead
+   * explorer from a live one when no traffic has gone there recently.
+   */
+  async probe(timeoutMs: number): Promise<void> {
+    await Promise.all(
+      this.targets.map(async (t) => {
+        t.reachable = await tcpReachable(t.host, t.port, timeoutMs);
+      }),
+    );
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.targets.map((t) => t.pool.close()));
   }
+}
+
+function tcpReachable(host: string, port: number, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
 }

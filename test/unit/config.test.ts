@@ -26,7 +26,9 @@ function problems(text: string, env: NodeJS.ProcessEnv = {}): string[] {
 describe('configuration', () => {
   it('fills in every default the contract names', () => {
     const c = parseConfig(MINIMAL, 'test.yaml', {});
-    expect(c.server).toEqual({ host: '0.0.0.0', port: 8080 });
+    expect(c.server).toEqual({ host: '0.0.0.0', port: 8080, watchConfig: false, shutdownTimeoutMs: 10_000 });
+    expect(c.metrics).toEqual({ enabled: true, host: '127.0.0.1' });
+    expect(c.health).toEqual({ probeIntervalMs: 10_000, probeTimeoutMs: 2_000 });
     expect(c.redis).toBeUndefined();
     expect(c.chains['1']).toEqual({ name: 'Ethereum', upstreams: ['http://127.0.0.1:1'], timeoutMs: 10_000 });
     expect(c.plans.free).toEqual({ rps: 5, credits: 100, period: 'daily' });
