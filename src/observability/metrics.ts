@@ -57,20 +57,21 @@ export class Metrics {
       labelNames: ['key'],
       registers,
     });
-    const cacheEvents = new Gauge({
-      name: 'egw_cache_events',
-      help: 'Cache lookups since start, by outcome (hit, miss, stale, coalesced); a counter read at scrape time',
+    // Counts kept as plain integers elsewhere, read at scrape time.
+    new Counter({
+      name: 'egw_cache_lookups_total',
+      help: 'Cache lookups by outcome: hit, miss (memory miss), stale (served stale), coalesced (waited on another miss)',
       labelNames: ['outcome'],
       registers,
       collect() {
         const c = sources().cache();
-        this.set({ outcome: 'hit' }, c.hits);
-        this.set({ outcome: 'miss' }, c.misses);
-        this.set({ outcome: 'stale' }, c.stale);
-        this.set({ outcome: 'coalesced' }, c.coalesced);
+        this.reset();
+        this.inc({ outcome: 'hit' }, c.hits);
+        this.inc({ outcome: 'miss' }, c.misses);
+        this.inc({ outcome: 'stale' }, c.stale);
+        this.inc({ outcome: 'coalesced' }, c.coalesced);
       },
     });
-    void cacheEvents;
     new Gauge({
       name: 'egw_cache_bytes',
       help: 'Bytes held by the in-process cache tier',
@@ -87,14 +88,15 @@ export class Metrics {
         this.set(sources().cache().entries);
       },
     });
-    new Gauge({
-      name: 'egw_store_errors',
-      help: 'Redis failures since start, by use (quota, cache); a counter read at scrape time',
+    new Counter({
+      name: 'egw_store_errors_total',
+      help: 'Redis failures, by use: quota (decisions and refunds) and cache (the shared tier)',
       labelNames: ['store'],
       registers,
       collect() {
-        this.set({ store: 'quota' }, sources().quotaStoreFailures());
-        this.set({ store: 'cache' }, sources().cacheStoreFailures());
+        this.reset();
+        this.inc({ store: 'quota' }, sources().quotaStoreFailures());
+        this.inc({ store: 'cache' }, sources().cacheStoreFailures());
       },
     });
   }

@@ -11,6 +11,11 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 
 export interface GatewayProcess {
   url: string;
+  port: number;
+  /** The configuration file the process reads (rewrite it and send SIGHUP to reload). */
+  file: string;
+  /** Writes a new configuration to `file` (the server section is kept). */
+  writeConfig(config: Record<string, unknown>): void;
   child: ChildProcess;
   output(): string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -20,7 +25,8 @@ export async function startGatewayProcess(config: Record<string, unknown>, timeo
   const port = await closedPort();
   const dir = mkdtempSync(join(tmpdir(), 'egw-'));
   const file = join(dir, 'gateway.yaml');
-  writeFileSync(file, stringify({ ...config, server: { host: '127.0.0.1', port } }));
+  const writeConfig = (c: Record<string, unknown>) => writeFileSync(file, stringify({ ...c, server: { ...(c.server as object), host: '127.0.0.1', port } }));
+  writeConfig(config);
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), '--config', file], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -47,6 +53,9 @@ export async function startGatewayProcess(config: Record<string, unknown>, timeo
   }
   return {
     url,
+    port,
+    file,
+    writeConfig,
     child,
     output: () => output,
     stop(signal = 'SIGTERM') {

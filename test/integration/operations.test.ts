@@ -1,0 +1,154 @@
+// What an operator relies on: /metrics after known traffic, /healthz, /readyz flipping with
+// upstreams and Redis, and the metrics endpoint's guard and own port.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
+import { ADDRESS, closedPort, DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
+import { parsePrometheus, valueOf } from '../support/prometheus.js';
+import { REDIS_URL, testPrefix } from '../support/redis.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
+
+const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
+let explorer: FixtureExplorer;
+beforeAll(async () => {
+  explorer = await startFixtureExplorer();
+});
+afterAll(async () => {
+  await explorer.close();
+});
+
+async function until<T>(what: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 3_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await what();
+    if (ok(v) || Date.now() > deadline) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('/metrics', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway(
+      makeConfig([explorer.url], {
+        plans: { tiny: { rps: 2, credits: 1_000_000 }, free: { rps: 1000, credits: 1_000_000 } },
+        keys: [
+          { name: 'demo', key: DEMO_KEY, plan: 'free' },
+          { name: 'tiny-key', key: 'tiny-secret', plan: 'tiny' },
+        ],
+        cache: { ttlSeconds: { 'token-balances': 15 } },
+      }),
+    );
+  });
+  afterAll(() => gw.close());
+
+  it('counts requests by chain, route and status, cache outcomes, refusals, credits and upstream latency', async () => {
+    await gw.get(BALANCES); // MISS, 200
+    await gw.get(BALANCES); // HIT, 200
+    await gw.get(`/1/api/v2/addresses/${ADDRESS}/transactions?sort=fee`); // 422
+    await gw.get(BALANCES, { key: null }); // 401
+    await gw.get('/999/api/v2/x'); // 404 unknown chain
+    for (let i = 0; i < 3; i++) await gw.get(BALANCES, { key: 'tiny-secret' }); // 2 x 200 (hits), 1 x 429
+    explorer.set({ failStatus: 500 });
+    await gw.get(`/1/api/v2/addresses/${ADDRESS}/transactions`); // 502, refunded
+    explorer.reset();
+
+    const res = await gw.get('/metrics', { key: null });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await res.text();
+    const m = parsePrometheus(text);
+    expect(valueOf(m, 'egw_requests_total', { chain: '1', route: 'token-balances', status: '200' })).toBe(4);
+    expect(valueOf(m, 'egw_requests_total', { chain: '1', route: 'token-balances', status: '429' })).toBe(1);
+    expect(valueOf(m, 'egw_requests_total', { chain: '1', route: 'transactions', status: '422' })).toBe(1);
+    expect(valueOf(m, 'egw_requests_total', { chain: '1', route: 'token-balances', status: '401' })).toBe(1);
+    expect(valueOf(m, 'egw_requests_total', { chain: 'none', route: 'none', status: '404' })).toBe(1);
+    expect(valueOf(m, 'egw_cache_lookups_total', { outcome: 'miss' })).toBeGreaterThanOrEqual(2);
+    expect(valueOf(m, 'egw_cache_lookups_total', { outcome: 'hit' })).toBe(3);
+    expect(valueOf(m, 'egw_quota_refusals_total', { plan: 'tiny', reason: 'rate_limited' })).toBe(1);
+    expect(valueOf(m, 'egw_credits_spent_total', { key: 'demo' })).toBe(40); // the 502 was refunded
+    expect(valueOf(m, 'egw_credits_spent_total', { key: 'tiny-key' })).toBe(40);
+    expect(valueOf(m, 'egw_upstream_errors_total', { chain: '1', kind: 'status_5xx' })).toBe(1);
+    expect(valueOf(m, 'egw_upstream_request_duration_seconds_count', { chain: '1', upstream: explorer.url })).toBe(2);
+    expect(valueOf(m, 'egw_cache_bytes')).toBeGreaterThan(0);
+    // Bounded labels: no key, no address, no path.
+    for (const secret of [DEMO_KEY, 'tiny-secret', ADDRESS, ADDRESS.toLowerCase(), '/api/v2']) expect(text).not.toContain(secret);
+  });
+
+  it('health endpoints need no key', async () => {
+    const res = await gw.get('/healthz', { key: null });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+});
+
+describe('/metrics guard and port', () => {
+  it('requires the configured token', async () => {
+    const gw = await startGateway(makeConfig([explorer.url], { metrics: { token: 'scrape-token' } }));
+    try {
+      expect((await gw.get('/metrics', { key: null })).status).toBe(401);
+      expect((await gw.get('/metrics', { key: 'wrong' })).status).toBe(401);
+      expect((await gw.get('/metrics', { key: 'scrape-token' })).status).toBe(200);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('can be served on its own port, off the public one', async () => {
+    const port = await closedPort();
+    const gw = await startGateway(makeConfig([explorer.url], { metrics: { port, host: '127.0.0.1' } }));
+    try {
+      expect((await gw.get('/metrics', { key: null })).status).toBe(404);
+      const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('egw_requests_total');
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBeLessThan(600);
+    } finally {
+      await gw.close();
+    }
+    await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
+  });
+});
+
+describe('/readyz', () => {
+  it('flips when every upstream of a chain goes away, and back', async () => {
+    const own = await startFixtureExplorer();
+    const port = own.port;
+    const gw = await startGateway(makeConfig([own.url], { health: { probeIntervalMs: 100, probeTimeoutMs: 200 } }));
+    const ready = () => gw.get('/readyz', { key: null }).then(async (r) => ({ status: r.status, body: (await r.json()) as { status: string; chains: Record<string, { ready: boolean }> } }));
+    try {
+      expect((await until(ready, (r) => r.status === 200)).body).toMatchObject({ status: 'ready', redis: 'not configured', chains: { '1': { ready: true } } });
+      await own.close();
+      expect((await until(ready, (r) => r.status === 503)).body).toMatchObject({ status: 'not ready', chains: { '1': { ready: false } } });
+      const back = await startFixtureExplorer({ port });
+      try {
+        expect((await until(ready, (r) => r.status === 200)).status).toBe(200);
+      } finally {
+        await back.close();
+      }
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('flips when Redis goes away, and back', async () => {
+    const target = new URL(REDIS_URL);
+    const proxy = await startTcpProxy(target.hostname, Number(target.port || 6379));
+    const gw = await startGateway(
+      makeConfig([explorer.url], {
+        redis: { url: `redis://127.0.0.1:${proxy.port}`, keyPrefix: testPrefix('ready') },
+        health: { probeIntervalMs: 100, probeTimeoutMs: 200 },
+      }),
+    );
+    const status = () => gw.get('/readyz', { key: null }).then((r) => r.status);
+    try {
+      expect(await until(status, (s) => s === 200)).toBe(200);
+      await proxy.cut();
+      expect(await until(status, (s) => s === 503)).toBe(503);
+      await proxy.restore();
+      expect(await until(status, (s) => s === 200, 5_000)).toBe(200);
+    } finally {
+      await gw.close();
+      await proxy.close();
+    }
+  });
+});
