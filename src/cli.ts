@@ -89,9 +89,14 @@ async function serve(values: { config?: string | undefined; host?: string | unde
       setTimeout(() => process.exit(1), 1_000).unref();
     }, config.server.shutdownTimeoutMs);
     force.unref();
+    // Keep-alive connections whose last request finished after close() began would hold the
+    // server open until the client drops them; close each as soon as it is idle.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+    sweep.unref();
     app.close().then(
       () => {
         clearTimeout(force);
+        clearInterval(sweep);
         process.exit(0);
       },
       (err: unknown) => {
