@@ -7,17 +7,30 @@ export type Period = PlanConfig['period'];
 export interface PeriodWindow {
   /** Names the period in store keys: `d20261122` or `m202611`. */
   id: string;
+  /** First millisecond of the period (unix ms). */
+  startMs: number;
   /** First millisecond of the next period (unix ms). */
   endMs: number;
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');
 
+/** The last window computed per kind: every request of a day asks for the same one. */
+const last: Record<Period, PeriodWindow | undefined> = { daily: undefined, monthly: undefined };
+
 export function periodWindow(period: Period, nowMs: number): PeriodWindow {
+  const known = last[period];
+  if (known && nowMs >= known.startMs && nowMs < known.endMs) return known;
+  const computed = computeWindow(period, nowMs);
+  last[period] = computed;
+  return computed;
+}
+
+function computeWindow(period: Period, nowMs: number): PeriodWindow {
   const d = new Date(nowMs);
   const y = d.getUTCFullYear();
   const m = d.getUTCMonth();
-  if (period === 'monthly') return { id: `m${y}${pad(m + 1)}`, endMs: Date.UTC(y, m + 1, 1) };
+  if (period === 'monthly') return { id: `m${y}${pad(m + 1)}`, startMs: Date.UTC(y, m, 1), endMs: Date.UTC(y, m + 1, 1) };
   const day = d.getUTCDate();
-  return { id: `d${y}${pad(m + 1)}${pad(day)}`, endMs: Date.UTC(y, m, day + 1) };
+  return { id: `d${y}${pad(m + 1)}${pad(day)}`, startMs: Date.UTC(y, m, day), endMs: Date.UTC(y, m, day + 1) };
 }
