@@ -3,13 +3,13 @@
 // reads top to bottom as that list.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKey, KeyRing } from './auth/keys.js';
-import { ageSeconds, cacheKey, ttlSecondsFor } from './cache/policy.js';
+import { ageSeconds, cacheKey, type CacheEntry, type CacheOutcome } from './cache/policy.js';
 import type { ResponseCache } from './cache/response-cache.js';
 import { extractKey } from './auth/keys.js';
 import type { Config, RouteName } from './config/schema.js';
 import { ERRORS, GatewayError, jsonErrorResponse, legacyErrorBody, messageBody, type ErrorCode } from './http/errors.js';
 import { H_CACHE, H_CREDITS, H_REQUEST_ID, H_SCAM } from './http/headers.js';
-import { costOf, stampQuotaHeaders, type QuotaStep } from './quota/step.js';
+import { stampQuotaHeaders, type QuotaStep } from './quota/step.js';
 import type { QuotaDecision } from './quota/types.js';
 import type { Route } from './routes/resolve.js';
 import type { Resolver } from './routes/resolver.js';
@@ -27,10 +27,15 @@ export interface RequestInfo {
   cache: 'HIT' | 'MISS' | 'STALE' | undefined;
   upstream: string | undefined;
   upstreamMs: number | undefined;
-  /** Credits billed to this request and not refunded. */
+  /** Credits billed to this request and not refunded (0: nothing to refund). */
   billed: number;
-  /** Gives back the credits this request was billed and returns the balance after the refund; set once billed, cleared once used. */
-  refund: (() => number) | undefined;
+  /** Where a refund goes: the key's digest and the period the credits came from. */
+  billedDigest: string;
+  billedPeriod: string;
+  /** The balance once this request's credits are given back. */
+  balanceAfterRefund: number;
+  /** The quota step that billed it. */
+  quota: QuotaStep | undefined;
 }
 
 export interface Chain {
@@ -63,7 +68,10 @@ export function newRequestInfo(): RequestInfo {
     upstream: undefined,
     upstreamMs: undefined,
     billed: 0,
-    refund: undefined,
+    billedDigest: '',
+    billedPeriod: '',
+    balanceAfterRefund: 0,
+    quota: undefined,
   };
 }
 
@@ -71,9 +79,9 @@ export function sendError(reply: FastifyReply, code: ErrorCode, legacy: boolean)
   const { status, message } = ERRORS[code];
   // A 5xx answer, the gateway's or the upstream's, is not paid for (contract section 6).
   const info = reply.request.info as RequestInfo | null;
-  if (status >= 500 && info?.refund) {
-    reply.header(H_CREDITS, String(info.refund()));
-    info.refund = undefined;
+  if (status >= 500 && info && info.billed > 0 && info.quota) {
+    info.quota.refund({ digest: info.billedDigest, periodId: info.billedPeriod, amount: info.billed });
+    reply.header(H_CREDITS, String(info.balanceAfterRefund));
     info.billed = 0;
   }
   if (status === 401) reply.header('www-authenticate', code === 'NO_KEY' ? 'Bearer' : 'Bearer error="invalid_token"');
@@ -116,11 +124,13 @@ export function makeHandler(getState: () => GatewayState) {
 }
 
 async function pipeline(state: GatewayState, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const info = request.info;
+  const info = newRequestInfo();
+  request.info = info;
   reply.header(H_REQUEST_ID, request.id);
 
-  // 1. Route and chain.
-  const resolution = state.resolver.resolve(request.url);
+  // 1. Route and chain (memoised per URL, with the route's cost, TTL and cache key).
+  const resolved = state.resolver.resolve(request.url);
+  const resolution = resolved.resolution;
   if (resolution.kind === 'refusal') return sendError(reply, resolution.code, resolution.legacy);
   const { legacy } = resolution;
   info.chainId = resolution.chainId;
@@ -134,15 +144,14 @@ async function pipeline(state: GatewayState, request: FastifyRequest, reply: Fas
 
   // 3. Rate limit, and credits in the same decision when the request is valid: one round trip.
   const v = resolution.validation;
-  const cost = v.ok ? costOf(state.config.costs, resolution.route) : 0;
-  const step = await state.quota.decide(key, cost);
+  const step = await state.quota.decide(key, resolved.cost);
   let decision: QuotaDecision | undefined;
   if ('failed' in step) {
-    stampQuotaHeaders(reply, key.plan.rps, undefined);
+    stampQuotaHeaders(reply, key.rpsHeader, undefined);
     if (state.onQuotaError === 'closed') return sendError(reply, 'QUOTA_UNAVAILABLE', legacy);
   } else {
     decision = step.decision;
-    stampQuotaHeaders(reply, key.plan.rps, decision);
+    stampQuotaHeaders(reply, key.rpsHeader, decision);
     if (decision.outcome === 'rate_limited') {
       // RFC 9110 section 10.2.3: whole seconds, rounded up.
       reply.header('retry-after', String(Math.max(1, Math.ceil(decision.rateResetMs / 1000))));
@@ -164,33 +173,39 @@ async function pipeline(state: GatewayState, request: FastifyRequest, reply: Fas
   }
   if (decision && decision.billed > 0) {
     info.billed = decision.billed;
-    const refund = { digest: key.digest, periodId: decision.periodId, amount: decision.billed };
-    const balanceAfterRefund = Math.max(decision.credits, 0) + decision.billed;
-    info.refund = () => {
-      state.quota.refund(refund);
-      return balanceAfterRefund;
-    };
+    info.billedDigest = key.digest;
+    info.billedPeriod = decision.periodId;
+    info.balanceAfterRefund = Math.max(decision.credits, 0) + decision.billed;
+    info.quota = state.quota;
   }
 
-  // 6. Cache, or the upstream with identical misses coalesced.
-  const chain = state.chains.get(resolution.chainId)!;
+  // 6. Cache: a fresh in-process entry is answered at once, with no further promise.
   const scam = request.headers[H_SCAM];
   const showScam = typeof scam === 'string' ? scam : undefined;
-  const fetchUpstream = () => fetchFromUpstream(state.metrics, request, chain, v.upstreamPath, showScam);
+  const chain = state.chains.get(resolution.chainId)!;
+  const entryKey = showScam === undefined ? resolved.cacheKey : cacheKey(chain.id, v.upstreamPath, showScam);
+  const fresh = state.cache.peek(entryKey, resolved.ttlSeconds);
+  if (fresh) return sendEntry(reply, info, fresh, 'HIT', state.now());
+
+  // 7. Stale, shared tier, or the upstream with identical misses coalesced.
   try {
-    const ttl = ttlSecondsFor(state.config.cache, resolution.route);
-    const { entry, outcome } = await state.cache.get(cacheKey(chain.id, v.upstreamPath, showScam), ttl, fetchUpstream);
-    info.cache = outcome;
-    return reply
-      .code(entry.status)
-      .headers(entry.headers)
-      .header(H_CACHE, outcome)
-      .header('age', String(ageSeconds(entry, state.now())))
-      .send(entry.body);
+    const fetchUpstream = () => fetchFromUpstream(state.metrics, request, chain, v.upstreamPath, showScam);
+    const { entry, outcome } = await state.cache.get(entryKey, resolved.ttlSeconds, fetchUpstream);
+    return sendEntry(reply, info, entry, outcome, state.now());
   } catch (err) {
     if (err instanceof GatewayError) return sendError(reply, err.code, legacy);
     throw err;
   }
+}
+
+function sendEntry(reply: FastifyReply, info: RequestInfo, entry: CacheEntry, outcome: CacheOutcome, now: number): FastifyReply {
+  info.cache = outcome;
+  return reply
+    .code(entry.status)
+    .headers(entry.headers)
+    .header(H_CACHE, outcome)
+    .header('age', String(ageSeconds(entry, now)))
+    .send(entry.body);
 }
 
 const ERROR_KINDS: Partial<Record<ErrorCode, UpstreamErrorKind>> = {
@@ -222,7 +237,7 @@ async function fetchFromUpstream(
     if (err instanceof GatewayError) {
       metrics.upstreamError(chain.id, kind ?? ERROR_KINDS[err.code] ?? 'error');
       const cause = err.cause instanceof Error ? err.cause.message : typeof err.cause === 'string' ? err.cause : undefined;
-      request.log.warn({ code: err.code, cause, chain: chain.id }, 'upstream failure');
+      request.log.warn({ reqId: request.id, code: err.code, cause, chain: chain.id }, 'upstream failure');
     }
     throw err;
   } finally {

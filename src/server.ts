@@ -40,6 +40,13 @@ declare module 'fastify' {
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/**
+ * Request ids: a random prefix per process and a counter, unique across processes and restarts
+ * like a UUID but without drawing randomness per request.
+ */
+const REQUEST_ID_PREFIX = randomUUID().slice(0, 18);
+let requestCounter = 0;
+const nextRequestId = (): string => `${REQUEST_ID_PREFIX}${(++requestCounter).toString(16).padStart(12, '0')}`;
 /** How long start-up waits for Redis to connect before serving without it. */
 const REDIS_STARTUP_WAIT_MS = 2_000;
 
@@ -48,6 +55,8 @@ export interface ServerDeps {
   now?: () => number;
   /** A quota store to use instead of the one the config implies (tests). */
   quotaStore?: QuotaStore;
+  /** Where log lines go instead of stdout (tests, benchmarks). */
+  logStream?: { write(line: string): void };
 }
 
 /** Chains of a new configuration; a chain whose settings did not change keeps its pools. */
@@ -77,13 +86,17 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
       // Keys never reach a log line: the access log carries the path without its query, and
       // these paths are redacted wherever a request or headers are logged.
       redact: ['req.headers.authorization', 'headers.authorization', 'req.query.apikey', 'req.url'],
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     // fastify's two lines per request are replaced by one access-log line (log.requests).
     logController: new LogController({ disableRequestLogging: true }),
+    // No child logger per request (its cost shows on a cache hit): request.log is the root
+    // logger, and the few lines written per request carry reqId themselves.
+    childLoggerFactory: (logger) => logger,
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : nextRequestId();
     },
     // Explorer data is read-only; request bodies are never read.
     bodyLimit: 1024,
@@ -114,7 +127,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
       config: c,
       keys: new KeyRing(c),
       chains,
-      resolver: new Resolver(chains),
+      resolver: new Resolver(chains, c),
       quota,
       cache,
       now,
@@ -132,6 +145,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     if (!same(next.redis, state.config.redis)) notApplied.push('redis');
     if (!same(next.metrics, state.config.metrics)) notApplied.push('metrics');
     if (!same(next.health, state.config.health)) notApplied.push('health');
+    if (next.log.requests && !config.log.requests) notApplied.push('log.requests (turning request lines on)');
     if (next.cache.maxBytes !== state.config.cache.maxBytes || next.cache.staleSeconds !== state.config.cache.staleSeconds) {
       cache = newCache(next); // a new budget or stale window starts an empty in-process tier
     }
@@ -144,29 +158,31 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
   };
 
   app.decorate('gateway', { state: () => state, reload, readiness: () => readiness(state, redis), metrics });
+  // Set by the gateway handler (no onRequest hook: every hook costs on the hot path).
   app.decorateRequest('info', null as unknown as RequestInfo);
-  app.addHook('onRequest', (request, _reply, done) => {
-    request.info = newRequestInfo();
-    done();
-  });
 
   // Bodies are not part of any route; accept and ignore them so a POST gets its 405, not a parse error.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null));
 
   app.setErrorHandler((err, request, reply) => {
-    request.log.error({ err }, 'unhandled error');
-    sendError(reply, 'INTERNAL', request.info?.route?.startsWith('legacy.') ?? false);
-    if (request.info) countRequest(metrics, request.info, 500);
+    request.log.error({ reqId: request.id, err }, 'unhandled error');
+    request.info ??= newRequestInfo();
+    sendError(reply, 'INTERNAL', request.info.route?.startsWith('legacy.') ?? false);
+    countRequest(metrics, request.info, 500);
     return reply;
   });
 
-  // One access-log line per request, written when the answer is sent; log.requests may change on reload.
-  app.addHook('onResponse', (request, reply, done) => {
-    if (state.config.log.requests) {
-      const i = request.info;
+  // One access-log line per request, written when the answer is sent. Without log.requests the
+  // hook is not registered at all (like nginx's access_log off, for peak throughput); a reload
+  // may turn the lines off, but turning them on needs a restart.
+  if (config.log.requests) {
+    app.addHook('onResponse', (request, reply, done) => {
+      if (!state.config.log.requests) return done();
+      const i = request.info ?? newRequestInfo();
       request.log.info(
         {
+          reqId: request.id,
           method: request.method,
           path: request.url.split('?', 1)[0],
           status: reply.statusCode,
@@ -180,9 +196,9 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
         },
         'request',
       );
-    }
-    done();
-  });
+      done();
+    });
+  }
 
   // Operations endpoints: no API key.
   const healthz = (_req: FastifyRequest, reply: FastifyReply) => reply.header('content-type', JSON_TYPE).send('{"status":"ok"}');

@@ -15,6 +15,8 @@ export interface ApiKey {
   readonly digest: string;
   readonly planName: string;
   readonly plan: PlanConfig;
+  /** The plan's rps as the x-ratelimit-limit header value. */
+  readonly rpsHeader: string;
   readonly status: KeyConfig['status'];
   /** undefined = every chain. */
   readonly chains: ReadonlySet<string> | undefined;
@@ -26,7 +28,14 @@ export type KeySource =
   | { kind: 'bad-scheme' }
   | { kind: 'key'; key: string };
 
-const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+/** The credential of `Bearer <token>` (scheme case-insensitive, RFC 9110 11.1), or undefined. */
+function bearerToken(header: string): string | undefined {
+  if (header.length < 8 || header.charCodeAt(6) !== 32 || header.slice(0, 6).toLowerCase() !== 'bearer') {
+    return /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1]; // unusual spacing: the careful path
+  }
+  const token = header.slice(7).trim();
+  return token === '' || /\s/.test(token) ? undefined : token;
+}
 
 /**
  * The client's key, from the Authorization header (RFC 6750 section 2.1) and/or the `apikey`
@@ -37,9 +46,9 @@ const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 export function extractKey(authorization: string | undefined, apikeys: readonly string[]): KeySource {
   let key: string | undefined;
   if (authorization !== undefined && authorization !== '') {
-    const m = BEARER.exec(authorization);
-    if (!m?.[1]) return { kind: 'bad-scheme' };
-    key = m[1];
+    const token = bearerToken(authorization);
+    if (token === undefined) return { kind: 'bad-scheme' };
+    key = token;
   }
   for (const k of apikeys) {
     if (k === '') continue;
@@ -64,6 +73,7 @@ export class KeyRing {
         digest,
         planName: k.plan,
         plan,
+        rpsHeader: String(plan.rps),
         status: k.status,
         chains: k.chains ? new Set(k.chains) : undefined,
       });

@@ -60,6 +60,20 @@ export class ResponseCache {
   }
 
   /**
+   * A fresh entry from the in-process tier, synchronously: the hit path takes no promise and
+   * no closure. Anything else (stale, missing) goes through get().
+   */
+  peek(key: string, ttlSeconds: number): CacheEntry | undefined {
+    if (ttlSeconds <= 0 || !this.memory) return undefined;
+    const held = this.memory.get(key);
+    if (held && this.options.now() < held.freshUntil) {
+      this.counters.hits++;
+      return held;
+    }
+    return undefined;
+  }
+
+  /**
    * The answer for `key`: fresh from the cache (HIT), stale while one background refresh runs
    * (STALE), or from the shared tier or the upstream with identical misses coalesced (MISS).
    * `fetch` throws a GatewayError for anything that is not an answer to pass on (5xx, timeout).

@@ -1,9 +1,9 @@
 // Prometheus metrics (prom-client). Label values are bounded: chain ids, route names, plan and
 // key names come from the config, statuses from a small set, upstreams from the config; never
-// a raw key or a path. The request counter's children are bound once per label set, so the
-// hot path does one Map lookup and an increment; cache and quota-store counts live in their
-// own objects as plain integers and are read at scrape time.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Counter as CounterT } from 'prom-client';
+// a raw key or a path. What is counted on every request (requests, credits) is kept in plain
+// integers and handed to prom-client at scrape time (collect), so the hot path does a few Map
+// lookups and an addition; cache and quota-store counts live in their own objects likewise.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CacheCounters } from '../cache/response-cache.js';
 
 export type UpstreamErrorKind = 'timeout' | 'unreachable' | 'status_5xx' | 'error';
@@ -16,21 +16,31 @@ export interface MetricSources {
 
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<'chain' | 'route' | 'status'>;
-  private readonly requestChildren = new Map<string, CounterT.Internal>();
+  /** chain -> route -> status -> count: plain integers on the hot path, exported on scrape. */
+  private readonly requestCounts = new Map<string, Map<string, Map<number, number>>>();
+  /** key name -> credits spent. */
+  private readonly creditCounts = new Map<string, number>();
   private readonly upstreamSeconds: Histogram<'chain' | 'upstream'>;
   private readonly upstreamErrors: Counter<'chain' | 'kind'>;
   private readonly refusals: Counter<'plan' | 'reason'>;
-  private readonly credits: Counter<'key'>;
 
   constructor(sources: () => MetricSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'egw_' });
-    this.requests = new Counter({
+    const requestCounts = this.requestCounts;
+    new Counter({
       name: 'egw_requests_total',
       help: 'Requests answered, by chain, route and status (route "none" before a route was found)',
       labelNames: ['chain', 'route', 'status'],
       registers,
+      collect() {
+        this.reset();
+        for (const [chain, routes] of requestCounts) {
+          for (const [route, statuses] of routes) {
+            for (const [status, n] of statuses) this.inc({ chain, route, status: String(status) }, n);
+          }
+        }
+      },
     });
     this.upstreamSeconds = new Histogram({
       name: 'egw_upstream_request_duration_seconds',
@@ -51,11 +61,16 @@ export class Metrics {
       labelNames: ['plan', 'reason'],
       registers,
     });
-    this.credits = new Counter({
+    const creditCounts = this.creditCounts;
+    new Counter({
       name: 'egw_credits_spent_total',
       help: 'Credits billed (after refunds of 5xx answers), by key name',
       labelNames: ['key'],
       registers,
+      collect() {
+        this.reset();
+        for (const [key, n] of creditCounts) this.inc({ key }, n);
+      },
     });
     // Counts kept as plain integers elsewhere, read at scrape time.
     new Counter({
@@ -102,13 +117,11 @@ export class Metrics {
   }
 
   request(chain: string, route: string, status: number): void {
-    const id = `${chain}\u0000${route}\u0000${status}`;
-    let child = this.requestChildren.get(id);
-    if (!child) {
-      child = this.requests.labels(chain, route, String(status));
-      this.requestChildren.set(id, child);
-    }
-    child.inc();
+    let routes = this.requestCounts.get(chain);
+    if (!routes) this.requestCounts.set(chain, (routes = new Map()));
+    let statuses = routes.get(route);
+    if (!statuses) routes.set(route, (statuses = new Map()));
+    statuses.set(status, (statuses.get(status) ?? 0) + 1);
   }
 
   upstream(chain: string, upstream: string, seconds: number): void {
@@ -124,6 +137,6 @@ export class Metrics {
   }
 
   spent(key: string, credits: number): void {
-    if (credits !== 0) this.credits.labels(key).inc(credits);
+    if (credits !== 0) this.creditCounts.set(key, (this.creditCounts.get(key) ?? 0) + credits);
   }
 }

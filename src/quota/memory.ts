@@ -17,8 +17,11 @@ export class MemoryQuotaStore implements QuotaStore {
   /** Bounded by the configured keys: only keys that passed the key step get here. */
   private readonly ledgers = new Map<string, Ledger>();
 
-  async decide(q: QuotaQuery): Promise<QuotaDecision> {
-    const window: RateLimiterRes = await this.windows.consume(q.digest, 1);
+  decide(q: QuotaQuery): Promise<QuotaDecision> {
+    return this.windows.consume(q.digest, 1).then((window) => this.settle(q, window));
+  }
+
+  private settle(q: QuotaQuery, window: RateLimiterRes): QuotaDecision {
     const { id: periodId } = periodWindow(q.period, q.nowMs);
     // From here on nothing awaits: the check and the debit of credits are one step.
     let ledger = this.ledgers.get(q.digest);

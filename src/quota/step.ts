@@ -31,16 +31,18 @@ export class QuotaStep {
     this.warning = new ThrottledWarning(log, 'quota store failed; applying redis.onError', now);
   }
 
-  async decide(key: ApiKey, cost: number): Promise<StepResult> {
+  decide(key: ApiKey, cost: number): Promise<StepResult> {
     const nowMs = this.now();
-    if (nowMs < this.skipUntil) return this.failed(new Error('quota store backing off after a timeout'));
-    try {
-      const { rps, credits, period } = key.plan;
-      return { decision: await this.store.decide({ digest: key.digest, rps, credits, period, cost, nowMs }) };
-    } catch (err) {
-      if (/timed? ?out/i.test((err as Error).message)) this.skipUntil = this.now() + STORE_BACKOFF_MS;
-      return this.failed(err);
-    }
+    if (nowMs < this.skipUntil) return Promise.resolve(this.failed(new Error('quota store backing off after a timeout')));
+    const { rps, credits, period } = key.plan;
+    // then() rather than async/await: one promise less on every request.
+    return this.store.decide({ digest: key.digest, rps, credits, period, cost, nowMs }).then(
+      (decision) => ({ decision }),
+      (err: unknown) => {
+        if (/timed? ?out/i.test((err as Error).message)) this.skipUntil = this.now() + STORE_BACKOFF_MS;
+        return this.failed(err);
+      },
+    );
   }
 
   refund(refund: Refund): void {
@@ -57,13 +59,13 @@ export class QuotaStep {
 }
 
 /** Stamps the four quota headers; all -1 when the store failed. */
-export function stampQuotaHeaders(reply: FastifyReply, rps: number, decision: QuotaDecision | undefined): void {
+export function stampQuotaHeaders(reply: FastifyReply, rps: string, decision: QuotaDecision | undefined): void {
   if (!decision) {
     reply.header(H_LIMIT, '-1').header(H_REMAINING, '-1').header(H_RESET, '-1').header(H_CREDITS, '-1');
     return;
   }
   reply
-    .header(H_LIMIT, String(rps))
+    .header(H_LIMIT, rps)
     .header(H_REMAINING, String(decision.rateRemaining))
     .header(H_RESET, String(decision.rateResetMs))
     .header(H_CREDITS, String(Math.max(decision.credits, 0)));

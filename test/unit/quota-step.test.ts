@@ -33,6 +33,7 @@ const key: ApiKey = {
   digest: 'd',
   planName: 'p',
   plan: { rps: 1, credits: 1, period: 'daily' },
+  rpsHeader: '1',
   status: 'active',
   chains: undefined,
 };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseQuery, resolve, type Resolution, type Route } from '../../src/routes/resolve.js';
 import { Resolver } from '../../src/routes/resolver.js';
+import { cacheSchema, costsSchema } from '../../src/config/schema.js';
 
 const chains = new Set(['1', '100']);
 const A = '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045';
@@ -159,11 +160,14 @@ describe('parseQuery', () => {
 
 describe('Resolver memo', () => {
   it('resolves a repeated URL once, and never keeps a URL that carries apikey', () => {
-    const r = new Resolver(chains);
+    const config = { costs: costsSchema.parse({ routes: { 'token-balances': 7 } }), cache: cacheSchema.parse({}) };
+    const r = new Resolver(chains, config);
     const url = `/1/api/v2/addresses/${A}/token-balances`;
     expect(r.resolve(url)).toBe(r.resolve(url));
+    expect(r.resolve(url)).toMatchObject({ cost: 7, ttlSeconds: 15, cacheKey: `1 /api/v2/addresses/${a}/token-balances ` });
+    expect(r.resolve(`${url}?x=1`)).toMatchObject({ cost: 0, cacheKey: '' });
     const withKey = `${url}?apikey=secret`;
     expect(r.resolve(withKey)).not.toBe(r.resolve(withKey));
-    expect(r.resolve(withKey)).toEqual(resolve(withKey, chains));
+    expect(r.resolve(withKey).resolution).toEqual(resolve(withKey, chains));
   });
 });

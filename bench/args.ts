@@ -1,0 +1,60 @@
+// Command-line flags of `npm run bench`.
+import { parseArgs } from 'node:util';
+import type { LoadGeneratorChoice } from './loadgen.js';
+import { hasNginx } from './server-process.js';
+import { isVariant, VARIANTS, type Variant } from './shared.js';
+
+export interface BenchOptions {
+  /** Seconds per measured run (each run is preceded by a 1 s warm-up). */
+  durationS: number;
+  /** How many times the whole list of variants is measured, alternating. */
+  rounds: number;
+  connections: number;
+  variants: Variant[];
+  loadgen: LoadGeneratorChoice;
+}
+
+export const USAGE = `usage: npm run bench -- [--duration SECONDS] [--rounds N] [--connections N] [--only ${VARIANTS.join(',')}] [--loadgen auto|wrk|autocannon]`;
+
+function positiveInt(flag: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${flag}: expected a positive integer, got ${value}\n${USAGE}`);
+  return n;
+}
+
+function variantList(value: string | undefined): Variant[] {
+  // Without nginx installed, its variant is left out unless asked for by name.
+  if (value === undefined) return VARIANTS.filter((v) => v !== 'nginx-cache' || hasNginx);
+  const names = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const unknown = names.filter((n) => !isVariant(n));
+  if (unknown.length > 0 || names.length === 0) throw new Error(`--only: unknown variant(s) ${unknown.join(', ')}; known: ${VARIANTS.join(', ')}`);
+  // Keep the canonical order whatever order was given, so alternation is always bare first.
+  return VARIANTS.filter((v) => names.includes(v));
+}
+
+function loadgenChoice(value: string): LoadGeneratorChoice {
+  if (value === 'auto' || value === 'wrk' || value === 'autocannon') return value;
+  throw new Error(`--loadgen: expected auto, wrk or autocannon, got ${value}`);
+}
+
+export function parseBenchArgs(argv: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      duration: { type: 'string', default: '5' },
+      rounds: { type: 'string', default: '3' },
+      connections: { type: 'string', default: '64' },
+      only: { type: 'string' },
+      loadgen: { type: 'string', default: 'auto' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  return {
+    durationS: positiveInt('duration', values.duration),
+    rounds: positiveInt('rounds', values.rounds),
+    connections: positiveInt('connections', values.connections),
+    variants: variantList(values.only),
+    loadgen: loadgenChoice(values.loadgen),
+  };
+}

@@ -1,0 +1,101 @@
+// From runs to the summary: medians per variant (single runs vary ~10 %, performance.md), ratios
+// and added latency against the median `bare` of the same bench, a Markdown table and JSON.
+import type { LoadResult } from './loadgen.js';
+import type { Variant } from './shared.js';
+
+export interface Run extends LoadResult {
+  variant: Variant;
+  round: number;
+  /** Share of the machine other processes used just before the run (0..1; null off Linux). */
+  quietBefore: number | null;
+  /** Share of the machine other processes used during the run (Redis counts as the bench's). */
+  foreignCpu: number | null;
+}
+
+export interface Row {
+  variant: Variant;
+  runs: number;
+  medianRps: number;
+  /** Median req/s over the median `bare` req/s; null without a bare variant. */
+  ratioToBare: number | null;
+  p50Ms: number;
+  p99Ms: number;
+  /** Median p50 minus the median bare p50, microseconds; null without a bare variant. */
+  addedP50Us: number | null;
+  non2xx: number;
+  socketErrors: number;
+  /** The worst share of the machine other processes took during one of the variant's runs. */
+  maxForeignCpu: number | null;
+}
+
+export interface Machine {
+  nproc: number;
+  cpu: string;
+  node: string;
+  loadGenerator: string;
+  pinning: string;
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
+
+function maxOrNull(values: readonly (number | null)[]): number | null {
+  const known = values.filter((v): v is number => v !== null);
+  return known.length > 0 ? Math.max(...known) : null;
+}
+
+/** One row per variant, in the order given; medians are taken of each metric separately. */
+export function summarise(runs: readonly Run[], variants: readonly Variant[]): Row[] {
+  const base = runs.filter((r) => r.variant === 'bare');
+  const baseRps = base.length > 0 ? median(base.map((r) => r.rps)) : null;
+  const baseP50 = base.length > 0 ? median(base.map((r) => r.p50Ms)) : null;
+  return variants.map((variant) => {
+    const own = runs.filter((r) => r.variant === variant);
+    const medianRps = median(own.map((r) => r.rps));
+    const p50Ms = median(own.map((r) => r.p50Ms));
+    return {
+      variant,
+      runs: own.length,
+      medianRps,
+      ratioToBare: baseRps === null ? null : medianRps / baseRps,
+      p50Ms,
+      p99Ms: median(own.map((r) => r.p99Ms)),
+      addedP50Us: baseP50 === null ? null : (p50Ms - baseP50) * 1000,
+      non2xx: sum(own.map((r) => r.non2xx)),
+      socketErrors: sum(own.map((r) => r.socketErrors)),
+      maxForeignCpu: maxOrNull(own.map((r) => r.foreignCpu)),
+    };
+  });
+}
+
+const int = (n: number) => Math.round(n).toLocaleString('en-US');
+const orNa = (n: number | null, format: (n: number) => string) => (n === null ? 'n/a' : format(n));
+const percent = (share: number) => `${Math.round(share * 100)} %`;
+
+export function markdownTable(rows: readonly Row[], machine: Machine): string {
+  const lines = [
+    '| variant | runs | median req/s | ratio to bare | p50 ms | p99 ms | added p50 vs bare (µs) | non-2xx | socket errors | other CPU (max) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map(
+      (r) =>
+        `| ${r.variant} | ${r.runs} | ${int(r.medianRps)} | ${orNa(r.ratioToBare, (n) => n.toFixed(2))} | ` +
+        `${r.p50Ms.toFixed(3)} | ${r.p99Ms.toFixed(3)} | ${orNa(r.addedP50Us, (n) => (n >= 0 ? '+' : '') + int(n))} | ` +
+        `${r.non2xx} | ${r.socketErrors} | ${orNa(r.maxForeignCpu, percent)} |`,
+    ),
+  ];
+  const about = `Machine: ${machine.nproc} CPUs (${machine.cpu}), Node ${machine.node}, load generator ${machine.loadGenerator}, ${machine.pinning}.`;
+  return `${lines.join('\n')}\n\n${about}`;
+}
+
+/** One progress line per run, so a long bench shows where it is and what each run gave. */
+export function runLine(run: Run, rounds: number): string {
+  const errors = run.non2xx + run.socketErrors > 0 ? `, ${run.non2xx} non-2xx, ${run.socketErrors} socket errors` : '';
+  const others = run.foreignCpu === null ? '' : `  other CPU ${percent(run.foreignCpu)}`;
+  return `round ${run.round}/${rounds} ${run.variant.padEnd(12)} ${int(run.rps).padStart(7)} req/s  p50 ${run.p50Ms.toFixed(3)} ms  p99 ${run.p99Ms.toFixed(3)} ms${others}${errors}`;
+}

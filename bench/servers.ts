@@ -1,0 +1,148 @@
+// One server variant per process: `node --import tsx bench/servers.ts VARIANT PORT [REDIS_PREFIX] [ORIGIN_URL]`.
+// PORT 0 picks a free port; the process prints one ReadyLine on stdout once it listens, and
+// closes cleanly (Redis connection included) on SIGTERM.
+//
+// bare and quota-* are the same fastify instance with the same options and the same route; the
+// quota variants add only the gateway's quota step, built from the real exported classes
+// (KeyRing, QuotaStep, the stores, stampQuotaHeaders), so the difference to `bare` is its cost.
+// gateway-* run the whole gateway (buildServer) in front of an origin process.
+import { createWriteStream } from 'node:fs';
+import proxy from '@fastify/http-proxy';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { extractKey, KeyRing } from '../src/auth/keys.js';
+import { configSchema, costsSchema, keySchema, planSchema } from '../src/config/schema.js';
+import { buildServer } from '../src/server.js';
+import { MemoryQuotaStore } from '../src/quota/memory.js';
+import { RedisQuotaStore } from '../src/quota/redis.js';
+import { costOf, QuotaStep, stampQuotaHeaders } from '../src/quota/step.js';
+import type { QuotaStore } from '../src/quota/types.js';
+import { BODY, JSON_CONTENT_TYPE } from './body.js';
+import { connectRedis } from './redis.js';
+import { BENCH_KEY, BENCH_ROUTE, isVariant, NEEDS_ORIGIN, redisUrl, type ReadyLine, type Variant } from './shared.js';
+
+/** A plan nothing is refused under: the bench measures the cost of deciding, not of refusing. */
+const BENCH_PLAN = planSchema.parse({ rps: 10_000_000, credits: 1_000_000_000_000_000, period: 'daily' });
+const BENCH_KEYS = new KeyRing({
+  plans: { bench: BENCH_PLAN },
+  keys: [keySchema.parse({ name: 'bench', key: BENCH_KEY, plan: 'bench' })],
+});
+/** What a token-balances request costs under the default costs: the decision includes billing. */
+const COST = costOf(costsSchema.parse({}), 'token-balances');
+/** The bench requests carry no `?apikey=`; the gateway would pass the query's values here. */
+const NO_QUERY_KEYS: readonly string[] = [];
+
+function sendBody(reply: FastifyReply): FastifyReply {
+  return reply.header('content-type', JSON_CONTENT_TYPE).send(BODY);
+}
+
+function newApp(): FastifyInstance {
+  // No logger in any variant: a log line per request costs more than what is measured here
+  // (performance.md: 0.10 to 0.15 of the ratio), and it is an operator switch, not the quota step.
+  return Fastify({ logger: false });
+}
+
+function bareApp(): FastifyInstance {
+  const app = newApp();
+  app.get(BENCH_ROUTE, (_request, reply) => {
+    sendBody(reply);
+  });
+  return app;
+}
+
+/**
+ * The gateway's key and quota steps in front of the body. A refusal or a failed store answers
+ * non-2xx on purpose (not fail-open with -1 headers), so the runner notices it is measuring errors.
+ */
+function quotaApp(store: QuotaStore): FastifyInstance {
+  const app = newApp();
+  const quota = new QuotaStep(store, app.log, Date.now);
+  app.get(BENCH_ROUTE, async (request: FastifyRequest, reply: FastifyReply) => {
+    const source = extractKey(request.headers.authorization, NO_QUERY_KEYS);
+    const key = source.kind === 'key' ? BENCH_KEYS.find(source.key) : undefined;
+    if (!key) return reply.code(401).send();
+    const step = await quota.decide(key, COST);
+    if ('failed' in step) {
+      stampQuotaHeaders(reply, key.rpsHeader, undefined);
+      return reply.code(503).send();
+    }
+    stampQuotaHeaders(reply, key.rpsHeader, step.decision);
+    if (step.decision.outcome !== 'ok') return reply.code(429).send();
+    return sendBody(reply);
+  });
+  return app;
+}
+
+/** The whole gateway, as `npm start` builds it, with one chain on the origin and one key. */
+function gatewayApp(origin: string, opts: { log: boolean; redisPrefix?: string | undefined; cache: boolean }): FastifyInstance {
+  const config = configSchema.parse({
+    server: { host: '127.0.0.1', port: 0 },
+    chains: { '1': { name: 'Bench', upstreams: [origin] } },
+    plans: { bench: { rps: 10_000_000, credits: 1_000_000_000_000_000 } },
+    keys: [{ name: 'bench', key: BENCH_KEY, plan: 'bench' }],
+    log: { level: 'info', requests: opts.log },
+    // Hits: one long TTL, so the measured runs never refresh. Misses: nothing is cached.
+    cache: { ttlSeconds: opts.cache ? { 'token-balances': 3600 } : { 'token-balances': 0 } },
+    metrics: { enabled: true },
+    health: { probeIntervalMs: 3_600_000 },
+    ...(opts.redisPrefix ? { redis: { url: redisUrl(), keyPrefix: opts.redisPrefix } } : {}),
+  });
+  // Log lines are written (serialised and all), to /dev/null rather than the handshake pipe.
+  return buildServer(config, opts.log ? { logStream: createWriteStream('/dev/null') } : {});
+}
+
+/** A bare pass-through: @fastify/http-proxy (undici underneath) to the origin. */
+function proxyApp(origin: string): FastifyInstance {
+  const app = newApp();
+  void app.register(proxy, { upstream: origin });
+  return app;
+}
+
+async function buildVariant(variant: Variant, redisPrefix: string | undefined, origin: string | undefined): Promise<FastifyInstance> {
+  if (variant === 'bare') return bareApp();
+  if (NEEDS_ORIGIN.has(variant) && !origin) throw new Error(`${variant} needs an origin URL argument`);
+  const o = origin ?? '';
+  if (variant === 'gateway-hit') return gatewayApp(o, { log: false, cache: true });
+  if (variant === 'gateway-hit-log') return gatewayApp(o, { log: true, cache: true });
+  if (variant === 'gateway-hit-redis') return gatewayApp(o, { log: false, cache: true, redisPrefix });
+  if (variant === 'gateway-miss') return gatewayApp(o, { log: false, cache: false });
+  if (variant === 'proxy-bare') return proxyApp(o);
+  if (variant === 'nginx-cache') throw new Error('nginx-cache is not a node server (see server-process.ts)');
+  if (variant === 'quota-memory') return quotaApp(new MemoryQuotaStore());
+  if (!redisPrefix) throw new Error('quota-redis needs a key prefix argument');
+  // Connected before listening: with no offline queue, early requests would fail otherwise.
+  const redis = await connectRedis();
+  const app = quotaApp(new RedisQuotaStore(redis, redisPrefix));
+  app.addHook('onClose', async () => {
+    await redis.quit().catch(() => redis.disconnect());
+  });
+  return app;
+}
+
+function parseArgs(argv: readonly string[]): { variant: Variant; port: number; redisPrefix: string | undefined; origin: string | undefined } {
+  const [variant, port = '0', redisPrefix, origin] = argv;
+  if (variant === undefined || !isVariant(variant)) throw new Error(`usage: servers.ts VARIANT PORT [REDIS_PREFIX]; got ${variant}`);
+  const n = Number(port);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`bad port ${port}`);
+  return { variant, port: n, redisPrefix, origin: origin || undefined };
+}
+
+async function main(): Promise<void> {
+  const { variant, port, redisPrefix, origin } = parseArgs(process.argv.slice(2));
+  const app = await buildVariant(variant, redisPrefix, origin);
+  await app.listen({ host: '127.0.0.1', port });
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('server has no TCP address');
+  const ready: ReadyLine = { ready: true, port: address.port };
+  process.stdout.write(`${JSON.stringify(ready)}\n`);
+  process.once('SIGTERM', () => {
+    app.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench server: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,55 @@
+// What the bench runner and the server processes agree on: the variants, the request every
+// variant answers, and the one-line handshake a server prints once it listens.
+
+/**
+ * In the order they alternate within a round; `bare` first because every ratio is to it.
+ * - bare: a fastify route serving the body from memory (the baseline)
+ * - quota-*: that route plus the gateway's key and quota steps only
+ * - gateway-hit*: the whole gateway (buildServer) answering from its cache: key, quota, cache
+ * - nginx-cache: nginx (1 worker) answering from proxy_cache, when nginx is installed
+ * - proxy-bare / gateway-miss: a bare @fastify/http-proxy pass-through, and the whole gateway
+ *   with every request a miss (a different address each time), to the same origin process
+ */
+export const VARIANTS = [
+  'bare',
+  'quota-memory',
+  'quota-redis',
+  'gateway-hit',
+  'gateway-hit-log',
+  'gateway-hit-redis',
+  'nginx-cache',
+  'proxy-bare',
+  'gateway-miss',
+] as const;
+export type Variant = (typeof VARIANTS)[number];
+
+/** Variants that stand in front of an origin process. */
+export const NEEDS_ORIGIN: ReadonlySet<Variant> = new Set(['gateway-hit', 'gateway-hit-log', 'gateway-hit-redis', 'nginx-cache', 'proxy-bare', 'gateway-miss']);
+/** Variants measured with a different path per request (misses, no coalescing). */
+export const DISTINCT_PATHS: ReadonlySet<Variant> = new Set(['proxy-bare', 'gateway-miss']);
+/** Variants that stamp the gateway's quota headers. */
+export const HAS_QUOTA_HEADERS: ReadonlySet<Variant> = new Set(['quota-memory', 'quota-redis', 'gateway-hit', 'gateway-hit-log', 'gateway-hit-redis', 'gateway-miss']);
+/** Variants that use Redis. */
+export const USES_REDIS: ReadonlySet<Variant> = new Set(['quota-redis', 'gateway-hit-redis']);
+
+export function isVariant(name: string): name is Variant {
+  return (VARIANTS as readonly string[]).includes(name);
+}
+
+/** The gateway's busiest route shape; every variant serves it, so routing costs the same. */
+export const BENCH_PATH = '/1/api/v2/addresses/0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045/token-balances';
+/** The fastify route that matches BENCH_PATH (parametric, as a real gateway route would be). */
+export const BENCH_ROUTE = '/:chain/api/v2/addresses/:address/token-balances';
+export const BENCH_KEY = 'bench-key';
+export const AUTH_HEADER = `Bearer ${BENCH_KEY}`;
+
+/** A server prints exactly this JSON line on stdout once it accepts connections. */
+export interface ReadyLine {
+  ready: true;
+  port: number;
+}
+
+/** Redis the quota-redis variant (and the clean-up) talks to. */
+export function redisUrl(): string {
+  return process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+}
