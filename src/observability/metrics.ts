@@ -118,9 +118,9 @@ export class Metrics {
 
   request(chain: string, route: string, status: number): void {
     let routes = this.requestCounts.get(chain);
-    if (!routes) this.requestCounts.set(chain, (routes = new Map()));
+    if (!routes) this.requestCounts.set(chain, (routes = new Map<string, Map<number, number>>()));
     let statuses = routes.get(route);
-    if (!statuses) routes.set(route, (statuses = new Map()));
+    if (!statuses) routes.set(route, (statuses = new Map<number, number>()));
     statuses.set(status, (statuses.get(status) ?? 0) + 1);
   }
 
