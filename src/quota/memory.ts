@@ -13,7 +13,8 @@ export class MemoryQuotaStore implements QuotaStore {
   readonly kind = 'memory';
   // One limiter for every plan: it only counts (points is unbounded) and each decision compares
   // the count with that plan's rps, so a plan change takes effect on the next request.
-  private readonly windows = new RateLimiterMemory({ points: Number.MAX_SAFE_INTEGER, duration: RATE_WINDOW_MS / 1000 });
+  // No key prefix: the limiter would otherwise build (and hash) a new key string per request.
+  private readonly windows = new RateLimiterMemory({ points: Number.MAX_SAFE_INTEGER, duration: RATE_WINDOW_MS / 1000, keyPrefix: '' });
   /** Bounded by the configured keys: only keys that passed the key step get here. */
   private readonly ledgers = new Map<string, Ledger>();
 
