@@ -47,12 +47,12 @@ export type RedisCpuSeconds = () => Promise<number>;
 
 /**
  * The bench's own CPU is this process, its reaped children (the load generator, once a run has
- * ended) and, while it runs, the server process `serverPid`.
+ * ended) and, while they run, the server processes `serverPids` (the server, and its origin).
  */
-export async function sampleCpu(redisCpu?: RedisCpuSeconds, serverPid?: number): Promise<CpuSample | null> {
+export async function sampleCpu(redisCpu?: RedisCpuSeconds, serverPids: readonly number[] = []): Promise<CpuSample | null> {
   try {
     const redis = redisCpu ? (await redisCpu()) * TICKS_PER_S : 0;
-    const server = serverPid === undefined ? 0 : processTicks(serverPid, false);
+    const server = serverPids.reduce((sum, pid) => sum + processTicks(pid, false), 0);
     return { ...machineTicks(), own: processTicks('self', true) + server, redis };
   } catch {
     return null; // no /proc: not Linux

@@ -61,9 +61,9 @@ async function measure(variant: Variant, round: number, ctx: BenchContext): Prom
     await checkAnswers(url, variant);
     await ctx.loadgen.run({ ...load, durationS: WARMUP_S });
     // The CPU window is the measured run only; the load generator is reaped (counted) by its end.
-    const cpuBefore = await sampleCpu(ctx.redisCpu, server.pid);
+    const cpuBefore = await sampleCpu(ctx.redisCpu, server.pids);
     const result = await ctx.loadgen.run({ ...load, durationS: ctx.opts.durationS });
-    const foreignCpu = foreignShare(cpuBefore, await sampleCpu(ctx.redisCpu, server.pid));
+    const foreignCpu = foreignShare(cpuBefore, await sampleCpu(ctx.redisCpu, server.pids));
     return { variant, round, ...result, quietBefore, foreignCpu };
   } finally {
     await server.stop();

@@ -26,6 +26,8 @@ export interface RunningServer {
   port: number;
   /** The server's own pid (taskset execs node, so it is the child's pid). */
   pid: number;
+  /** Every process of the variant (the server, and its origin if it has one), for CPU accounting. */
+  pids: number[];
   stop(): Promise<void>;
 }
 
@@ -68,12 +70,12 @@ const ORIGIN_ENTRY = `${BUILD}origin.js`;
  * The origin of the proxying variants, pinned to the load generator's core: its CPU must not be
  * charged to the server under test (for the hit variants it is idle after the first request).
  */
-async function startOrigin(): Promise<{ url: string; stop(): Promise<void> }> {
+async function startOrigin(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const [cmd, args] = pinned(LOAD_CORE, process.execPath, [ORIGIN_ENTRY, '0']);
   const child = start(cmd, args, 'inherit-stderr');
   try {
     const port = await waitReady(child, 'origin');
-    return { url: `http://127.0.0.1:${port}`, stop: () => stopChild(child, STOP_GRACE_MS) };
+    return { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => stopChild(child, STOP_GRACE_MS) };
   } catch (err) {
     await stopChild(child, STOP_GRACE_MS);
     throw err;
@@ -86,6 +88,7 @@ export async function startServer(variant: Variant, redisPrefix: string): Promis
     const server = variant === 'nginx-cache' ? await startNginx(origin!.url) : await startNode(variant, redisPrefix, origin?.url);
     return {
       ...server,
+      pids: origin ? [server.pid, origin.pid] : [server.pid],
       async stop() {
         await server.stop();
         await origin?.stop();
@@ -103,7 +106,7 @@ async function startNode(variant: Variant, redisPrefix: string, origin: string |
   const child = start(cmd, args, 'inherit-stderr');
   try {
     const port = await waitReady(child, variant);
-    return { port, pid: child.pid!, stop: () => stopChild(child, STOP_GRACE_MS) };
+    return { port, pid: child.pid!, pids: [child.pid!], stop: () => stopChild(child, STOP_GRACE_MS) };
   } catch (err) {
     await stopChild(child, STOP_GRACE_MS);
     throw err;
@@ -156,7 +159,7 @@ http {
   for (;;) {
     try {
       await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(1_000) });
-      return { port, pid: child.pid!, stop };
+      return { port, pid: child.pid!, pids: [child.pid!], stop };
     } catch {
       if (child.exitCode !== null || Date.now() > deadline) {
         await stop();

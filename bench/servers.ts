@@ -21,7 +21,7 @@ import { connectRedis } from './redis.js';
 import { BENCH_KEY, BENCH_ROUTE, isVariant, NEEDS_ORIGIN, redisUrl, type ReadyLine, type Variant } from './shared.js';
 
 /** A plan nothing is refused under: the bench measures the cost of deciding, not of refusing. */
-const BENCH_PLAN = planSchema.parse({ rps: 10_000_000, credits: 1_000_000_000_000_000, period: 'daily' });
+const BENCH_PLAN = planSchema.parse({ rps: 10_000_000, credits: 1_000_000_000, period: 'daily' });
 const BENCH_KEYS = new KeyRing({
   plans: { bench: BENCH_PLAN },
   keys: [keySchema.parse({ name: 'bench', key: BENCH_KEY, plan: 'bench' })],
@@ -77,7 +77,7 @@ function gatewayApp(origin: string, opts: { log: boolean; redisPrefix?: string |
   const config = configSchema.parse({
     server: { host: '127.0.0.1', port: 0 },
     chains: { '1': { name: 'Bench', upstreams: [origin] } },
-    plans: { bench: { rps: 10_000_000, credits: 1_000_000_000_000_000 } },
+    plans: { bench: { rps: 10_000_000, credits: 1_000_000_000 } },
     keys: [{ name: 'bench', key: BENCH_KEY, plan: 'bench' }],
     log: { level: 'info', requests: opts.log },
     // Hits: one long TTL, so the measured runs never refresh. Misses: nothing is cached.

@@ -2,10 +2,9 @@
 // rate limit, validation, credits, cache, upstream. Each step is a small function; the handler
 // reads top to bottom as that list.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiKey, KeyRing } from './auth/keys.js';
+import { extractKey, type ApiKey, type KeyRing } from './auth/keys.js';
 import { ageSeconds, cacheKey, type CacheEntry, type CacheOutcome } from './cache/policy.js';
 import type { ResponseCache } from './cache/response-cache.js';
-import { extractKey } from './auth/keys.js';
 import type { Config, RouteName } from './config/schema.js';
 import { ERRORS, GatewayError, jsonErrorResponse, legacyErrorBody, messageBody, type ErrorCode } from './http/errors.js';
 import { H_CACHE, H_CREDITS, H_REQUEST_ID, H_SCAM } from './http/headers.js';
@@ -13,8 +12,8 @@ import { stampQuotaHeaders, type QuotaStep } from './quota/step.js';
 import type { QuotaDecision } from './quota/types.js';
 import type { Route } from './routes/resolve.js';
 import type { Resolver } from './routes/resolver.js';
-import type { ChainUpstreams, UpstreamAnswer } from './upstream/client.js';
 import type { Metrics, UpstreamErrorKind } from './observability/metrics.js';
+import type { ChainUpstreams, UpstreamAnswer } from './upstream/client.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 const USER_AGENT = 'explorer-gateway/0.1 (+https://github.com/blockscout)';
@@ -24,7 +23,7 @@ export interface RequestInfo {
   chainId: string | undefined;
   route: RouteName | undefined;
   keyName: string | undefined;
-  cache: 'HIT' | 'MISS' | 'STALE' | undefined;
+  cache: CacheOutcome | undefined;
   upstream: string | undefined;
   upstreamMs: number | undefined;
   /** Credits billed to this request and not refunded (0: nothing to refund). */

@@ -32,9 +32,12 @@ export function isPassableResponseHeader(name: string, connectionTokens: Readonl
   return name !== 'content-length' && name !== 'date' && name !== 'set-cookie' && name !== 'server';
 }
 
-export function connectionTokens(value: string | string[] | undefined): Set<string> {
+const NO_TOKENS: ReadonlySet<string> = new Set();
+
+export function connectionTokens(value: string | string[] | undefined): ReadonlySet<string> {
+  // Keep-alive connections name only themselves: no set to build for the usual answer.
+  if (value === undefined || value === 'keep-alive' || value === 'close') return NO_TOKENS;
   const out = new Set<string>();
-  if (value === undefined) return out;
   for (const part of (Array.isArray(value) ? value.join(',') : value).split(',')) {
     const t = part.trim().toLowerCase();
     if (t) out.add(t);

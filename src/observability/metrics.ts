@@ -21,6 +21,8 @@ export class Metrics {
   /** key name -> credits spent. */
   private readonly creditCounts = new Map<string, number>();
   private readonly upstreamSeconds: Histogram<'chain' | 'upstream'>;
+  /** Histogram children bound once per chain and upstream (both from the config). */
+  private readonly upstreamChildren = new Map<string, Histogram.Internal<'chain' | 'upstream'>>();
   private readonly upstreamErrors: Counter<'chain' | 'kind'>;
   private readonly refusals: Counter<'plan' | 'reason'>;
 
@@ -125,7 +127,10 @@ export class Metrics {
   }
 
   upstream(chain: string, upstream: string, seconds: number): void {
-    this.upstreamSeconds.labels(chain, upstream).observe(seconds);
+    const id = `${chain} ${upstream}`;
+    let child = this.upstreamChildren.get(id);
+    if (!child) this.upstreamChildren.set(id, (child = this.upstreamSeconds.labels(chain, upstream)));
+    child.observe(seconds);
   }
 
   upstreamError(chain: string, kind: UpstreamErrorKind): void {

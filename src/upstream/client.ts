@@ -91,6 +91,7 @@ export class ChainUpstreams {
           // The overall deadline below is what clients see; these only stop a stuck socket.
           headersTimeout: chain.timeoutMs + 1_000,
           bodyTimeout: chain.timeoutMs + 1_000,
+          maxResponseSize: MAX_RESPONSE_BYTES,
         }),
       };
     });
@@ -137,22 +138,15 @@ export class ChainUpstreams {
     let path = target.pathPrefix + req.path;
     if (this.apiKeyParam) path += (path.includes('?') ? '&' : '?') + this.apiKeyParam;
     const res = await target.pool.request({ path, method: req.method, headers: req.headers, signal });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > MAX_RESPONSE_BYTES) {
-        res.body.destroy();
-        throw new GatewayError('UPSTREAM_ERROR', { cause: new Error(`answer larger than ${MAX_RESPONSE_BYTES} bytes`) });
-      }
-      chunks.push(chunk);
-    }
+    // Read whole (the cache and coalesced waiters share it); undici enforces maxResponseSize.
+    const body = Buffer.from(await res.body.arrayBuffer());
     const tokens = connectionTokens(res.headers.connection);
     const headers: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(res.headers)) {
+    for (const name in res.headers) {
+      const value = res.headers[name];
       if (value !== undefined && isPassableResponseHeader(name, tokens)) headers[name] = value;
     }
-    return { status: res.statusCode, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), upstream: target.base };
+    return { status: res.statusCode, headers, body, upstream: target.base };
   }
 
   /** At least one upstream answered its last connection attempt (for /readyz). */
