@@ -44,9 +44,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * Request ids: a random prefix per process and a counter, unique across processes and restarts
  * like a UUID but without drawing randomness per request.
  */
-const REQUEST_ID_PREFIX = randomUUID().slice(0, 18);
+const REQUEST_ID_PREFIX = randomUUID().replaceAll('-', '').slice(0, 16);
 let requestCounter = 0;
-const nextRequestId = (): string => `${REQUEST_ID_PREFIX}${(++requestCounter).toString(16).padStart(12, '0')}`;
+const nextRequestId = (): string => `${REQUEST_ID_PREFIX}-${(++requestCounter).toString(16).padStart(10, '0')}`;
 /** How long start-up waits for Redis to connect before serving without it. */
 const REDIS_STARTUP_WAIT_MS = 2_000;
 
