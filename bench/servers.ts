@@ -49,6 +49,24 @@ function bareApp(): FastifyInstance {
   return app;
 }
 
+/** The bare route plus the eight headers of a gateway hit, with constant values. */
+function bareHeadersApp(): FastifyInstance {
+  const app = newApp();
+  let n = 0;
+  app.get(BENCH_ROUTE, (_request, reply) => {
+    reply
+      .header('x-request-id', `0123456789abcdef-${(++n).toString(16).padStart(10, '0')}`)
+      .header('x-ratelimit-limit', '10000000')
+      .header('x-ratelimit-remaining', '9999999')
+      .header('x-ratelimit-reset', '1000')
+      .header('x-credits-remaining', '999999980')
+      .header('x-cache', 'HIT')
+      .header('age', '0');
+    sendBody(reply);
+  });
+  return app;
+}
+
 /**
  * The gateway's key and quota steps in front of the body. A refusal or a failed store answers
  * non-2xx on purpose (not fail-open with -1 headers), so the runner notices it is measuring errors.
@@ -99,6 +117,7 @@ function proxyApp(origin: string): FastifyInstance {
 
 async function buildVariant(variant: Variant, redisPrefix: string | undefined, origin: string | undefined): Promise<FastifyInstance> {
   if (variant === 'bare') return bareApp();
+  if (variant === 'bare-headers') return bareHeadersApp();
   if (NEEDS_ORIGIN.has(variant) && !origin) throw new Error(`${variant} needs an origin URL argument`);
   const o = origin ?? '';
   if (variant === 'gateway-hit') return gatewayApp(o, { log: false, cache: true });

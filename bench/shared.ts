@@ -4,6 +4,8 @@
 /**
  * In the order they alternate within a round; `bare` first because every ratio is to it.
  * - bare: a fastify route serving the body from memory (the baseline)
+ * - bare-headers: the same route setting the eight headers a gateway hit carries (constant
+ *   values): the floor of what the contract's headers cost
  * - quota-*: that route plus the gateway's key and quota steps only
  * - gateway-hit*: the whole gateway (buildServer) answering from its cache: key, quota, cache
  * - nginx-cache: nginx (1 worker) answering from proxy_cache, when nginx is installed
@@ -12,6 +14,7 @@
  */
 export const VARIANTS = [
   'bare',
+  'bare-headers',
   'quota-memory',
   'quota-redis',
   'gateway-hit',
