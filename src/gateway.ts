@@ -202,6 +202,7 @@ function sendEntry(reply: FastifyReply, info: RequestInfo, entry: CacheEntry, ou
   return reply
     .code(entry.status)
     .headers(entry.headers)
+    .header(H_REQUEST_ID, reply.request.id) // this request's, even if an old entry carried one
     .header(H_CACHE, outcome)
     .header('age', String(ageSeconds(entry, now)))
     .send(entry.body);

@@ -47,6 +47,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const REQUEST_ID_PREFIX = randomUUID().replaceAll('-', '').slice(0, 16);
 let requestCounter = 0;
 const nextRequestId = (): string => `${REQUEST_ID_PREFIX}-${(++requestCounter).toString(16).padStart(10, '0')}`;
+/** After a reload, a retired chain's pool stays open this long past its timeoutMs. */
+const RETIRED_POOL_GRACE_MS = 5_000;
 /** How long start-up waits for Redis to connect before serving without it. */
 const REDIS_STARTUP_WAIT_MS = 2_000;
 
@@ -80,6 +82,8 @@ function bearerMatches(header: string | undefined, token: string): boolean {
 export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInstance {
   const now = deps.now ?? Date.now;
 
+  // frameworkErrors is given before the handler exists; it reaches it through this reference.
+  const handlerRef: { current?: ReturnType<typeof makeHandler> } = {};
   const app = Fastify({
     logger: {
       level: config.log.level,
@@ -100,6 +104,12 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     },
     // Explorer data is read-only; request bodies are never read.
     bodyLimit: 1024,
+    // A path the router cannot decode (`%zz`) goes to the pipeline, which answers 404 or 422
+    // with the contract's bodies instead of fastify's own 400.
+    frameworkErrors: (err, request, reply) => {
+      if (err.code === 'FST_ERR_BAD_URL' && handlerRef.current) return void handlerRef.current(request, reply);
+      return void (reply as FastifyReply).code(400).header('content-type', JSON_TYPE).send('{"message":"Bad request"}');
+    },
     return503OnClosing: true,
   });
 
@@ -137,6 +147,8 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     return { state, retired };
   };
   let state = makeState(config).state;
+  /** Pools of chains a reload changed or removed, waiting to be closed. */
+  const retiring = new Map<NodeJS.Timeout, Chain>();
 
   const reload = (next: Config): string[] => {
     const notApplied: string[] = [];
@@ -152,8 +164,16 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     app.log.level = next.log.level;
     const { state: nextState, retired } = makeState(next, state);
     state = nextState;
-    // Requests in flight keep the old state; a retired pool closes once its requests finish.
-    for (const c of retired) void c.upstreams.close();
+    // Requests in flight keep the old state, and may not have reached their pool yet (waiting
+    // on a quota decision or the shared tier): a retired pool closes once they have had time to.
+    for (const c of retired) {
+      const timer = setTimeout(() => {
+        retiring.delete(timer);
+        void c.upstreams.close();
+      }, c.upstreams.timeoutMs + RETIRED_POOL_GRACE_MS);
+      timer.unref();
+      retiring.set(timer, c);
+    }
     return notApplied;
   };
 
@@ -165,7 +185,10 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null));
 
-  app.setErrorHandler((err, request, reply) => {
+  app.setErrorHandler((err: Error & { code?: string }, request, reply) => {
+    // A body with a malformed Content-Type fails before any handler; no route reads bodies, so
+    // the pipeline answers (405 for a POST) rather than a 500.
+    if (err.code?.startsWith('FST_ERR_CTP')) return handler(request, reply);
     request.log.error({ reqId: request.id, err }, 'unhandled error');
     request.info ??= newRequestInfo();
     sendError(reply, 'INTERNAL', request.info.route?.startsWith('legacy.') ?? false);
@@ -235,7 +258,11 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     });
   }
 
-  app.route({ method: METHODS, url: '*', exposeHeadRoute: false, handler: makeHandler(() => state) });
+  const handler = makeHandler(() => state);
+  handlerRef.current = handler;
+  app.route({ method: METHODS, url: '*', exposeHeadRoute: false, handler });
+  // Methods the router does not list (TRACE, PROPFIND, ...) get the pipeline's 404 / 405 too.
+  app.setNotFoundHandler(handler);
 
   let stopProbing: (() => void) | undefined;
   app.addHook('onReady', async () => {
@@ -252,7 +279,8 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
 
   app.addHook('onClose', async () => {
     stopProbing?.();
-    await Promise.all([...state.chains.values()].map((c) => c.upstreams.close()));
+    for (const timer of retiring.keys()) clearTimeout(timer);
+    await Promise.all([...state.chains.values(), ...retiring.values()].map((c) => c.upstreams.close()));
     await store.close();
     if (redis) await redis.quit().catch(() => redis.disconnect());
   });

@@ -31,7 +31,8 @@ export function ttlSecondsFor(cache: Config['cache'], route: RouteName): number 
  * which changes token results.
  */
 export function cacheKey(chainId: string, upstreamPath: string, showScamTokens: string | undefined): string {
-  return `${chainId} ${upstreamPath} ${showScamTokens === undefined ? '' : showScamTokens.toLowerCase()}`;
+  // The value is keyed exactly as it is forwarded: instances treat only "true" as true.
+  return `${chainId} ${upstreamPath} ${showScamTokens ?? ''}`;
 }
 
 function hasNoStore(headers: UpstreamAnswer['headers']): boolean {

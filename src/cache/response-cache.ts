@@ -15,10 +15,11 @@ export interface CacheResult {
   outcome: CacheOutcome;
 }
 
-/** Where a fill found its answer. */
+/** Where a fill found its answer, and whether it now holds a fresh entry. */
 interface Fill {
   entry: CacheEntry;
   outcome: CacheOutcome;
+  fresh: boolean;
 }
 
 export interface CacheCounters {
@@ -99,16 +100,15 @@ export class ResponseCache {
   private refreshInBackground(key: string, ttlSeconds: number, fetch: () => Promise<UpstreamAnswer>, now: number): void {
     if (this.inflight.has(key) || (this.retryAt.get(key) ?? 0) > now) return;
     const { promise } = this.inflight.run(key, () => this.fill(key, ttlSeconds, fetch));
-    promise.then(
-      () => this.retryAt.delete(key),
-      () => {
-        // Keep serving the old entry until staleUntil (stale-if-error), and do not hammer an
-        // upstream that is failing: try again after a pause.
-        this.counters.refreshFailures++;
-        this.retryAt.set(key, this.options.now() + REFRESH_RETRY_MS);
-        if (this.retryAt.size > 10_000) this.retryAt.clear();
-      },
-    );
+    // Keep serving the old entry until staleUntil (stale-if-error), and do not hammer an
+    // upstream that fails, or answers something not worth keeping (a 429, a 404): try again
+    // after a pause.
+    const pause = () => {
+      this.counters.refreshFailures++;
+      this.retryAt.set(key, this.options.now() + REFRESH_RETRY_MS);
+      if (this.retryAt.size > 10_000) this.retryAt.clear();
+    };
+    promise.then((fill) => (fill.fresh ? this.retryAt.delete(key) : pause()), pause);
   }
 
   /** One trip for a key: the shared tier first, then the upstream. */
@@ -116,22 +116,23 @@ export class ResponseCache {
     const shared = ttlSeconds > 0 ? await this.options.shared?.get(key) : undefined;
     if (shared && this.options.now() < shared.freshUntil) {
       this.memory?.set(key, shared);
-      return { entry: shared, outcome: 'HIT' };
+      return { entry: shared, outcome: 'HIT', fresh: true };
     }
     let answer: UpstreamAnswer;
     try {
       answer = await fetch();
     } catch (err) {
       // stale-if-error: an entry from the shared tier still inside its stale window will do.
-      if (shared && this.options.now() < shared.staleUntil) return { entry: shared, outcome: 'STALE' };
+      if (shared && this.options.now() < shared.staleUntil) return { entry: shared, outcome: 'STALE', fresh: false };
       throw err;
     }
     const now = this.options.now();
     const entry = toEntry(answer, now, ttlSeconds, this.options.staleSeconds);
-    if (isStorable(answer, ttlSeconds)) {
+    const storable = isStorable(answer, ttlSeconds);
+    if (storable) {
       this.memory?.set(key, entry);
       this.options.shared?.set(key, entry, now);
     }
-    return { entry, outcome: 'MISS' };
+    return { entry, outcome: 'MISS', fresh: storable };
   }
 }

@@ -24,12 +24,14 @@ export const HOP_BY_HOP = new Set([
 /**
  * Whether an upstream response header may reach the client. Hop-by-hop fields (and those the
  * upstream's Connection header names) are dropped; the upstream's own rate-limit and credit
- * headers are replaced by the gateway's; length and date are the gateway's to set.
+ * headers are replaced by the gateway's; length, date and the request id are the gateway's to set.
  */
 export function isPassableResponseHeader(name: string, connectionTokens: ReadonlySet<string>): boolean {
   if (HOP_BY_HOP.has(name) || connectionTokens.has(name)) return false;
   if (name.startsWith('x-ratelimit-') || name.startsWith('x-credits-')) return false;
-  return name !== 'content-length' && name !== 'date' && name !== 'set-cookie' && name !== 'server';
+  // x-request-id is the gateway's (Blockscout echoes the one it was sent, which a cached answer
+  // would hand to every later client).
+  return name !== 'content-length' && name !== 'date' && name !== 'set-cookie' && name !== 'server' && name !== H_REQUEST_ID;
 }
 
 const NO_TOKENS: ReadonlySet<string> = new Set();

@@ -14,16 +14,21 @@ const ENUM_DETAIL = 'Invalid value for enum';
 
 const enumOf = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values, { error: ENUM_DETAIL });
 
-/** An integer query parameter, normalised ("007" -> "7") so equal requests share a cache entry. */
+/** Leading zeros off ("007" -> "7", "-00" -> "0"), as text: exact for any number of digits. */
+export const canonicalInteger = (s: string): string => {
+  const digits = s.replace(/^-?0*/, '') || '0';
+  return s.startsWith('-') && digits !== '0' ? `-${digits}` : digits;
+};
+
+/** An integer query parameter, normalised so equal requests share a cache entry. */
 const integer = (minimum?: number) =>
   z
     .string()
-    .regex(/^-?\d{1,18}$/, { error: 'Invalid integer. Got: string' })
-    .transform((s) => Number.parseInt(s, 10))
-    .refine((n) => minimum === undefined || n >= minimum, {
+    .regex(/^-?\d{1,40}$/, { error: 'Invalid integer. Got: string' })
+    .transform(canonicalInteger)
+    .refine((n) => minimum === undefined || BigInt(n) >= BigInt(minimum), {
       error: (iss) => `${String(iss.input)} is smaller than inclusive minimum ${minimum}`,
-    })
-    .transform(String);
+    });
 
 const pattern = (re: RegExp, shown: string) => z.string().regex(re, { error: `Invalid format. Expected ~r/${shown}/` });
 
@@ -73,7 +78,7 @@ export const LEGACY_CONTRACT_REQUIRED = 'Query parameter contract address is req
 export const LEGACY_CONTRACT_INVALID = 'Invalid contract address hash';
 
 const nonNegative = (name: string) =>
-  z.string().regex(/^\d{1,18}$/, { error: `Invalid ${name}: expected a non-negative integer` }).transform((s) => String(Number(s)));
+  z.string().regex(/^\d{1,40}$/, { error: `Invalid ${name}: expected a non-negative integer` }).transform(canonicalInteger);
 
 const contractAddress = z
   .string({ error: LEGACY_CONTRACT_REQUIRED })

@@ -39,7 +39,17 @@ export class Resolver {
       ttlSeconds: valid ? ttlSecondsFor(this.config.cache, valid.route) : 0,
       cacheKey: valid && valid.validation.ok ? cacheKey(valid.chainId, valid.validation.upstreamPath, undefined) : '',
     };
-    if (!rawUrl.includes('apikey')) this.memo.set(rawUrl, resolved);
+    // Not when the query carried a key, however it was spelled (`%61pikey=` decodes to apikey).
+    const carriesKey = resolution.kind === 'route' ? resolution.apikeys.length > 0 : /apikey/i.test(decodeURIComponentSafe(rawUrl));
+    if (!carriesKey && !rawUrl.includes('apikey')) this.memo.set(rawUrl, resolved);
     return resolved;
+  }
+}
+
+function decodeURIComponentSafe(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
   }
 }

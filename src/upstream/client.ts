@@ -66,7 +66,7 @@ interface Target {
 
 export class ChainUpstreams {
   private readonly targets: Target[];
-  private readonly timeoutMs: number;
+  readonly timeoutMs: number;
   private readonly apiKeyParam: string;
 
   constructor(

@@ -73,12 +73,26 @@ describe('response cache', () => {
     expect(explorer.hits()).toBe(1);
   });
 
-  it('show-scam-tokens is part of the key', async () => {
+  it('show-scam-tokens is part of the key, with the value as forwarded', async () => {
     const path = `${fresh()}/token-balances`;
-    await gw.get(path);
+    const plain = (await (await gw.get(path)).json()) as unknown[];
     const scam = await gw.get(path, { headers: { 'show-scam-tokens': 'true' } });
     expect(outcome(scam)).toBe('MISS');
-    expect(explorer.hits()).toBe(2);
+    expect(((await scam.json()) as unknown[]).length).toBe(plain.length + 1);
+    // Instances treat only "true" as true: "TRUE" is another entry, with the plain answer.
+    const upper = await gw.get(path, { headers: { 'show-scam-tokens': 'TRUE' } });
+    expect(outcome(upper)).toBe('MISS');
+    expect(((await upper.json()) as unknown[]).length).toBe(plain.length);
+    expect(explorer.requests.map((r) => r.headers['show-scam-tokens'])).toEqual([undefined, 'true', 'TRUE']);
+  });
+
+  it('each answer carries its own request\'s x-request-id, never the one the upstream echoed', async () => {
+    const path = `${fresh()}/token-balances`;
+    explorer.set({ extraHeaders: { 'x-request-id': 'echoed-by-upstream' } });
+    const miss = await gw.get(path, { headers: { 'x-request-id': 'first-request' } });
+    const hit = await gw.get(path, { headers: { 'x-request-id': 'second-request' } });
+    expect([miss.headers.get('x-request-id'), hit.headers.get('x-request-id')]).toEqual(['first-request', 'second-request']);
+    expect(outcome(hit)).toBe('HIT');
   });
 
   it('coalesces dozens of concurrent identical misses into one upstream request', async () => {

@@ -177,6 +177,21 @@ describe('refusals', () => {
     expect(explorer.hits()).toBe(0);
   });
 
+  it('answers paths the router cannot decode with the contract\'s bodies', async () => {
+    const bad = await gw.get('/1/api/v2/addresses/%zz/token-balances');
+    expect(bad.status).toBe(422);
+    expect(bad.headers.get('x-request-id')).toBeTruthy();
+    expect(((await bad.json()) as { errors: { source: { pointer: string } }[] }).errors[0]!.source.pointer).toBe('/address_hash_param');
+    expect(await v2(await gw.get('/%E0%A4%A/api/v2/x'))).toEqual({ status: 404, body: { message: 'Network not supported' } });
+  });
+
+  it('405 for methods the router does not know and for bodies with a malformed Content-Type', async () => {
+    const propfind = await gw.get(BALANCES, { method: 'PROPFIND' });
+    expect([propfind.status, propfind.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+    const post = await gw.get(BALANCES, { method: 'POST', body: 'x', headers: { 'content-type': ';;;' } });
+    expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+  });
+
   it('never lets an encoded ../ reach an upstream', async () => {
     for (const trick of ['%2e%2e%2f%2e%2e%2fadmin', '..%2F..%2Fadmin', '%252e%252e', '0x' + '0'.repeat(40) + '%2F..']) {
       const res = await gw.get(`/1/api/v2/addresses/${trick}/token-balances`);

@@ -3,7 +3,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
 import type { ConfigInput } from '../../src/config/schema.js';
-import { ADDRESS, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
+import { ADDRESS, closedPort, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
 import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
@@ -102,7 +102,7 @@ describe.each(['memory', 'redis'] as const)('quota through the gateway (%s store
     expect(headers(res)).toMatchObject({ remaining: '4', credits: '1000' });
   });
 
-  it('refunds a 5xx answer: upstream 5xx, timeout and unreachable', async () => {
+  it('refunds a 5xx answer: upstream 5xx and timeout', async () => {
     const g = await gatewayWith(store, { rps: 100, credits: 1000 }, {
       chains: { '1': { name: 'E', upstreams: [explorer.url], timeoutMs: 200 } },
     });
@@ -115,8 +115,18 @@ describe.each(['memory', 'redis'] as const)('quota through the gateway (%s store
     explorer.set({ failStatus: null, delayMs: 1_000 });
     expect((await g.get(BALANCES)).status).toBe(504);
     explorer.reset();
-    // The header of a refunded answer shows the balance as billed; the next one shows the refund.
     expect(headers(await g.get(BALANCES)).credits).toBe('980');
+  });
+
+  it('refunds a 502 when no upstream can be reached', async () => {
+    const g = await gatewayWith(store, { rps: 100, credits: 1000 }, {
+      chains: { '1': { name: 'E', upstreams: [`http://127.0.0.1:${await closedPort()}`] } },
+    });
+    gw = g.gw;
+    const res = await g.get(BALANCES);
+    expect(res.status).toBe(502);
+    expect(headers(res).credits).toBe('1000');
+    expect(headers(await g.get(`${TXS}?sort=fee`)).credits).toBe('1000'); // nothing was taken
   });
 
   it('a 4xx passed on from the upstream is billed', async () => {

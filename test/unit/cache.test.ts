@@ -38,7 +38,8 @@ describe('cache policy', () => {
   it('keys by chain, upstream path and show-scam-tokens only', () => {
     expect(cacheKey('1', '/api/v2/x?a=1', undefined)).not.toBe(cacheKey('100', '/api/v2/x?a=1', undefined));
     expect(cacheKey('1', '/api/v2/x', 'true')).not.toBe(cacheKey('1', '/api/v2/x', undefined));
-    expect(cacheKey('1', '/api/v2/x', 'TRUE')).toBe(cacheKey('1', '/api/v2/x', 'true'));
+    // Forwarded as sent, so keyed as sent: "TRUE" is not "true" to an instance.
+    expect(cacheKey('1', '/api/v2/x', 'TRUE')).not.toBe(cacheKey('1', '/api/v2/x', 'true'));
   });
 
   it('stores 200 answers only, never no-store ones, never with TTL 0', () => {
@@ -117,6 +118,21 @@ describe('ResponseCache', () => {
     expect(fetch.calls).toBe(3);
     now = 70_001;
     await expect(cache.get('k', 10, fetch)).rejects.toMatchObject({ code: 'UPSTREAM_TIMEOUT' });
+  });
+
+  it('pauses refreshes while the upstream answers something not worth keeping (a 429)', async () => {
+    let now = 0;
+    const cache = new ResponseCache({ maxBytes: 1_000_000, staleSeconds: 60, now: () => now });
+    let limited = false;
+    const fetch = counting(() => (limited ? answer('{"message":"Too many requests"}', 429) : answer('{}')));
+    await cache.get('k', 10, fetch);
+    limited = true;
+    now = 20_000;
+    for (let i = 0; i < 10; i++) {
+      expect((await cache.get('k', 10, fetch)).outcome).toBe('STALE');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(fetch.calls).toBe(2); // the fill, and one refresh
   });
 
   it('never keeps errors or non-200 answers', async () => {

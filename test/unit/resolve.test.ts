@@ -63,6 +63,13 @@ describe('route resolution', () => {
     );
   });
 
+  it('normalises integers as text, exactly, whatever their size', () => {
+    expect(upstream(`/1/api/v2/addresses/${A}/transactions?block_number=999999999999999999&index=-007`)).toBe(
+      `/api/v2/addresses/${a}/transactions?block_number=999999999999999999&index=-7`,
+    );
+    expect(issues(`/1/api/v2/addresses/${A}/transactions?items_count=-99999999999999999999`)[0]?.detail).toMatch(/smaller than inclusive minimum 1/);
+  });
+
   it('passes the paging keys of next_page_params back', () => {
     const q = 'block_number=19&fee=123&hash=0x' + 'ab'.repeat(32) + '&index=2&inserted_at=2024-01-02T03:04:05.123456Z&value=0';
     // Values are re-encoded: ':' and a '+' offset must survive as %3A and %2B.
@@ -168,6 +175,8 @@ describe('Resolver memo', () => {
     expect(r.resolve(`${url}?x=1`)).toMatchObject({ cost: 0, cacheKey: '' });
     const withKey = `${url}?apikey=secret`;
     expect(r.resolve(withKey)).not.toBe(r.resolve(withKey));
+    const encoded = `${url}?%61pikey=secret`;
+    expect(r.resolve(encoded)).not.toBe(r.resolve(encoded));
     expect(r.resolve(withKey).resolution).toEqual(resolve(withKey, chains));
   });
 });
