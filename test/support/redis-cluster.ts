@@ -26,7 +26,7 @@ export async function startCluster(nodes = 3): Promise<TestCluster> {
   }
   const stop = async () => {
     for (const c of children) c.kill();
-    await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
+    await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : Promise.resolve())));
     rmSync(dir, { recursive: true, force: true });
   };
   try {
