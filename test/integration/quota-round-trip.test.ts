@@ -50,11 +50,11 @@ describe('quota decisions on Redis', () => {
 
   it('share one call per key among the requests of one event-loop turn', async () => {
     seen.length = 0;
-    const statuses = await Promise.all(Array.from({ length: 50 }, () => gw.get(BALANCES).then((r) => r.status)));
+    const statuses = await Promise.all(Array.from({ length: 200 }, () => gw.get(BALANCES).then((r) => r.status)));
     expect(statuses.every((s) => s === 200)).toBe(true);
     await settle();
     const calls = seen.filter((a) => a[0]!.toLowerCase() === 'evalsha').length;
     expect(calls).toBeGreaterThanOrEqual(1);
-    expect(calls).toBeLessThan(50);
+    expect(calls).toBeLessThan(200);
   });
 });
