@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
 import { DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
 import { startCluster, type TestCluster } from '../support/redis-cluster.js';
+import { testPrefix } from '../support/redis.js';
 
 let cluster: TestCluster;
 let explorer: FixtureExplorer;
@@ -14,7 +15,7 @@ beforeAll(async () => {
   explorer = await startFixtureExplorer();
   gw = await startGateway(
     makeConfig([explorer.url], {
-      redis: { cluster: cluster.urls, keyPrefix: 'egw:', onError: 'closed' },
+      redis: { cluster: cluster.urls, keyPrefix: testPrefix('cluster'), onError: 'closed' },
       plans: { small: { rps: 1000, credits: 100 } },
       keys: [
         { name: 'demo', key: DEMO_KEY, plan: 'small' },
