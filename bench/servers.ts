@@ -78,13 +78,13 @@ function quotaApp(store: QuotaStore): FastifyInstance {
     const source = extractKey(request.headers.authorization, NO_QUERY_KEYS);
     const key = source.kind === 'key' ? BENCH_KEYS.find(source.key) : undefined;
     if (!key) return reply.code(401).send();
-    const step = await quota.decide(key, COST);
-    if ('failed' in step) {
+    const decision = await quota.decide(key, COST);
+    if (decision === undefined) {
       stampQuotaHeaders(reply, key.rpsHeader, undefined);
       return reply.code(503).send();
     }
-    stampQuotaHeaders(reply, key.rpsHeader, step.decision);
-    if (step.decision.outcome !== 'ok') return reply.code(429).send();
+    stampQuotaHeaders(reply, key.rpsHeader, decision);
+    if (decision.outcome !== 'ok') return reply.code(429).send();
     return sendBody(reply);
   });
   return app;

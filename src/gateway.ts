@@ -9,7 +9,6 @@ import type { Config, RouteName } from './config/schema.js';
 import { ERRORS, GatewayError, jsonErrorResponse, legacyErrorBody, messageBody, type ErrorCode } from './http/errors.js';
 import { H_CACHE, H_CREDITS, H_REQUEST_ID, H_SCAM } from './http/headers.js';
 import { stampQuotaHeaders, type QuotaStep } from './quota/step.js';
-import type { QuotaDecision } from './quota/types.js';
 import type { Route } from './routes/resolve.js';
 import type { Resolver } from './routes/resolver.js';
 import type { Metrics, UpstreamErrorKind } from './observability/metrics.js';
@@ -143,13 +142,12 @@ async function pipeline(state: GatewayState, request: FastifyRequest, reply: Fas
 
   // 3. Rate limit, and credits in the same decision when the request is valid: one round trip.
   const v = resolution.validation;
-  const step = await state.quota.decide(key, resolved.cost);
-  let decision: QuotaDecision | undefined;
-  if ('failed' in step) {
+  const decision = await state.quota.decide(key, resolved.cost);
+  if (decision === undefined) {
+    // The store failed: redis.onError says whether to serve (headers -1) or refuse.
     stampQuotaHeaders(reply, key.rpsHeader, undefined);
     if (state.onQuotaError === 'closed') return sendError(reply, 'QUOTA_UNAVAILABLE', legacy);
   } else {
-    decision = step.decision;
     stampQuotaHeaders(reply, key.rpsHeader, decision);
     if (decision.outcome === 'rate_limited') {
       // RFC 9110 section 10.2.3: whole seconds, rounded up.
@@ -202,7 +200,6 @@ function sendEntry(reply: FastifyReply, info: RequestInfo, entry: CacheEntry, ou
   return reply
     .code(entry.status)
     .headers(entry.headers)
-    .header(H_REQUEST_ID, reply.request.id) // this request's, even if an old entry carried one
     .header(H_CACHE, outcome)
     .header('age', String(ageSeconds(entry, now)))
     .send(entry.body);
