@@ -6,9 +6,9 @@
 // quota variants add only the gateway's quota step, built from the real exported classes
 // (KeyRing, QuotaStep, the stores, stampQuotaHeaders), so the difference to `bare` is its cost.
 // gateway-* run the whole gateway (buildServer) in front of an origin process.
-import { createWriteStream } from 'node:fs';
 import proxy from '@fastify/http-proxy';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { pino } from 'pino';
 import { extractKey, KeyRing } from '../src/auth/keys.js';
 import { configSchema, costsSchema, keySchema, planSchema } from '../src/config/schema.js';
 import { buildServer } from '../src/server.js';
@@ -104,8 +104,9 @@ function gatewayApp(origin: string, opts: { log: boolean; redisPrefix?: string |
     health: { probeIntervalMs: 3_600_000 },
     ...(opts.redisPrefix ? { redis: { url: redisUrl(), keyPrefix: opts.redisPrefix } } : {}),
   });
-  // Log lines are written (serialised and all), to /dev/null rather than the handshake pipe.
-  return buildServer(config, opts.log ? { logStream: createWriteStream('/dev/null') } : {});
+  // Log lines are written (serialised and all) through pino's own destination, as on stdout in
+  // production, but to /dev/null rather than the handshake pipe.
+  return buildServer(config, opts.log ? { logStream: pino.destination({ dest: '/dev/null', sync: true }) } : {});
 }
 
 /** A bare pass-through: @fastify/http-proxy (undici underneath) to the origin. */
