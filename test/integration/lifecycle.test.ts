@@ -1,22 +1,15 @@
 // The real program in a child process: its access log, reload without restart (SIGHUP, under
 // load), an invalid reload, and SIGTERM while requests are in flight.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
+import { describe, expect, it } from 'vitest';
+import { useFixtureExplorer } from '../support/explorer.js';
 import { ADDRESS, DEMO_KEY } from '../support/gateway.js';
 import { startGatewayProcess } from '../support/process.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
-let explorer: FixtureExplorer;
-
-beforeAll(async () => {
-  explorer = await startFixtureExplorer();
-});
-afterAll(async () => {
-  await explorer.close();
-});
+const fixture = useFixtureExplorer();
 
 const baseConfig = (rps: number, extra: Record<string, unknown> = {}) => ({
-  chains: { '1': { name: 'Ethereum', upstreams: [explorer.url] } },
+  chains: { '1': { name: 'Ethereum', upstreams: [fixture().url] } },
   plans: { free: { rps, credits: 1_000_000 } },
   keys: [{ name: 'demo', key: DEMO_KEY, plan: 'free' }],
   log: { level: 'info', requests: true },
@@ -111,7 +104,7 @@ describe('the running program', () => {
 
   it('on SIGTERM finishes the requests in flight, refuses new ones, and exits 0', async () => {
     const gw = await startGatewayProcess(baseConfig(1000, { cache: { ttlSeconds: { 'token-balances': 0 } } }));
-    explorer.set({ delayMs: 800 });
+    fixture().set({ delayMs: 800 });
     try {
       const inflight = Array.from({ length: 5 }, () => get(gw.url, BALANCES).then(async (r) => [r.status, (await r.text()).length] as const));
       await new Promise((r) => setTimeout(r, 200));
@@ -124,7 +117,7 @@ describe('the running program', () => {
       expect(Date.now() - started).toBeLessThan(3_000); // not the 10 s shutdown timeout
       await expect(fetch(gw.url + BALANCES)).rejects.toThrow();
     } finally {
-      explorer.reset();
+      fixture().reset();
     }
   });
 
@@ -132,7 +125,7 @@ describe('the running program', () => {
     const gw = await startGatewayProcess(
       baseConfig(1000, { server: { shutdownTimeoutMs: 300 }, cache: { ttlSeconds: { 'token-balances': 0 } } }),
     );
-    explorer.set({ hang: true });
+    fixture().set({ hang: true });
     try {
       const stuck = get(gw.url, BALANCES).then(
         (r) => r.status,
@@ -144,7 +137,7 @@ describe('the running program', () => {
       expect(Date.now() - started).toBeLessThan(3_000);
       expect(await stuck).toBe('cut');
     } finally {
-      explorer.reset();
+      fixture().reset();
     }
   });
 });

@@ -1,20 +1,15 @@
 // What an operator relies on: /metrics after known traffic, /healthz, /readyz flipping with
 // upstreams and Redis, and the metrics endpoint's guard and own port.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
+import { startFixtureExplorer } from '../../fixture/explorer.js';
+import { useFixtureExplorer } from '../support/explorer.js';
 import { ADDRESS, closedPort, DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
 import { parsePrometheus, valueOf } from '../support/prometheus.js';
 import { REDIS_URL, testPrefix } from '../support/redis.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
-let explorer: FixtureExplorer;
-beforeAll(async () => {
-  explorer = await startFixtureExplorer();
-});
-afterAll(async () => {
-  await explorer.close();
-});
+const fixture = useFixtureExplorer();
 
 async function until<T>(what: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 3_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -29,7 +24,7 @@ describe('/metrics', () => {
   let gw: TestGateway;
   beforeAll(async () => {
     gw = await startGateway(
-      makeConfig([explorer.url], {
+      makeConfig([fixture().url], {
         plans: { tiny: { rps: 2, credits: 1_000_000 }, free: { rps: 1000, credits: 1_000_000 } },
         keys: [
           { name: 'demo', key: DEMO_KEY, plan: 'free' },
@@ -48,9 +43,9 @@ describe('/metrics', () => {
     await gw.get(BALANCES, { key: null }); // 401
     await gw.get('/999/api/v2/x'); // 404 unknown chain
     for (let i = 0; i < 3; i++) await gw.get(BALANCES, { key: 'tiny-secret' }); // 2 x 200 (hits), 1 x 429
-    explorer.set({ failStatus: 500 });
+    fixture().set({ failStatus: 500 });
     await gw.get(`/1/api/v2/addresses/${ADDRESS}/transactions`); // 502, refunded
-    explorer.reset();
+    fixture().reset();
 
     const res = await gw.get('/metrics', { key: null });
     expect(res.status).toBe(200);
@@ -68,7 +63,7 @@ describe('/metrics', () => {
     expect(valueOf(m, 'egw_credits_spent_total', { key: 'demo' })).toBe(40); // the 502 was refunded
     expect(valueOf(m, 'egw_credits_spent_total', { key: 'tiny-key' })).toBe(40);
     expect(valueOf(m, 'egw_upstream_errors_total', { chain: '1', kind: 'status_5xx' })).toBe(1);
-    expect(valueOf(m, 'egw_upstream_request_duration_seconds_count', { chain: '1', upstream: explorer.url })).toBe(2);
+    expect(valueOf(m, 'egw_upstream_request_duration_seconds_count', { chain: '1', upstream: fixture().url })).toBe(2);
     expect(valueOf(m, 'egw_cache_bytes')).toBeGreaterThan(0);
     // Bounded labels: no key, no address, no path.
     for (const secret of [DEMO_KEY, 'tiny-secret', ADDRESS, ADDRESS.toLowerCase(), '/api/v2']) expect(text).not.toContain(secret);
@@ -83,7 +78,7 @@ describe('/metrics', () => {
 
 describe('/metrics guard and port', () => {
   it('requires the configured token', async () => {
-    const gw = await startGateway(makeConfig([explorer.url], { metrics: { token: 'scrape-token' } }));
+    const gw = await startGateway(makeConfig([fixture().url], { metrics: { token: 'scrape-token' } }));
     try {
       expect((await gw.get('/metrics', { key: null })).status).toBe(401);
       expect((await gw.get('/metrics', { key: 'wrong' })).status).toBe(401);
@@ -95,13 +90,16 @@ describe('/metrics guard and port', () => {
 
   it('can be served on its own port, off the public one', async () => {
     const port = await closedPort();
-    const gw = await startGateway(makeConfig([explorer.url], { metrics: { port, host: '127.0.0.1' } }));
+    const gw = await startGateway(makeConfig([fixture().url], { metrics: { port, host: '127.0.0.1' } }));
     try {
       expect((await gw.get('/metrics', { key: null })).status).toBe(404);
       const res = await fetch(`http://127.0.0.1:${port}/metrics`);
       expect(res.status).toBe(200);
       expect(await res.text()).toContain('egw_requests_total');
-      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBeLessThan(600);
+      // Health answers there too, without a key (ready once the upstream probe has answered).
+      const ready = await until(() => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status), (st) => st === 200);
+      expect(ready).toBe(200);
+      expect(await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()).toEqual({ status: 'ok' });
     } finally {
       await gw.close();
     }
@@ -134,7 +132,7 @@ describe('/readyz', () => {
     const target = new URL(REDIS_URL);
     const proxy = await startTcpProxy(target.hostname, Number(target.port || 6379));
     const gw = await startGateway(
-      makeConfig([explorer.url], {
+      makeConfig([fixture().url], {
         redis: { url: `redis://127.0.0.1:${proxy.port}`, keyPrefix: testPrefix('ready') },
         health: { probeIntervalMs: 100, probeTimeoutMs: 200 },
       }),

@@ -1,9 +1,9 @@
 // Reload while requests are in flight, in process: a changed or removed chain's pool stays open
 // for the requests that already chose it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
+import { describe, expect, it } from 'vitest';
 import { MemoryQuotaStore } from '../../src/quota/memory.js';
 import type { QuotaDecision, QuotaQuery } from '../../src/quota/types.js';
+import { useFixtureExplorer } from '../support/explorer.js';
 import { ADDRESS, makeConfig, startGateway } from '../support/gateway.js';
 
 /** The in-process store, answering after a delay, like a Redis far away. */
@@ -13,20 +13,16 @@ class SlowStore extends MemoryQuotaStore {
   }
 }
 
-let explorer: FixtureExplorer;
-beforeAll(async () => {
-  explorer = await startFixtureExplorer();
-});
-afterAll(() => explorer.close());
+const fixture = useFixtureExplorer();
 
 describe('reload with requests in flight', () => {
   it('a request that started before a chain changed still reaches its upstream', async () => {
-    const config = makeConfig([explorer.url]);
+    const config = makeConfig([fixture().url]);
     const gw = await startGateway(config, { quotaStore: new SlowStore() });
     try {
       const inflight = gw.get(`/1/api/v2/addresses/${ADDRESS}/token-balances`);
       await new Promise((r) => setTimeout(r, 50));
-      const changed = makeConfig([explorer.url], { chains: { '1': { name: 'Ethereum', upstreams: [explorer.url], timeoutMs: 3_000 } } });
+      const changed = makeConfig([fixture().url], { chains: { '1': { name: 'Ethereum', upstreams: [fixture().url], timeoutMs: 3_000 } } });
       expect(gw.app.gateway.reload(changed)).toEqual([]);
       const res = await inflight;
       expect(res.status).toBe(200);
@@ -38,9 +34,9 @@ describe('reload with requests in flight', () => {
   });
 
   it('reports what a reload cannot apply without a restart', async () => {
-    const gw = await startGateway(makeConfig([explorer.url]));
+    const gw = await startGateway(makeConfig([fixture().url]));
     try {
-      const next = makeConfig([explorer.url], { server: { host: '127.0.0.1', port: 9 }, metrics: { token: 'x' } });
+      const next = makeConfig([fixture().url], { server: { host: '127.0.0.1', port: 9 }, metrics: { token: 'x' } });
       expect(gw.app.gateway.reload(next)).toEqual(['server (host, port, watchConfig, shutdownTimeoutMs)', 'metrics']);
     } finally {
       await gw.close();
