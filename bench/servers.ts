@@ -9,13 +9,13 @@
 import proxy from '@fastify/http-proxy';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { pino } from 'pino';
-import { extractKey, KeyRing } from '../src/auth/keys.js';
+import { extractKey, KeyRing, type ApiKey } from '../src/auth/keys.js';
 import { configSchema, costsSchema, keySchema, planSchema } from '../src/config/schema.js';
 import { buildServer } from '../src/server.js';
 import { MemoryQuotaStore } from '../src/quota/memory.js';
 import { RedisQuotaStore } from '../src/quota/redis.js';
 import { costOf, QuotaStep, stampQuotaHeaders } from '../src/quota/step.js';
-import type { QuotaStore } from '../src/quota/types.js';
+import type { QuotaDecision, QuotaStore } from '../src/quota/types.js';
 import { BODY, JSON_CONTENT_TYPE } from './body.js';
 import { connectRedis } from './redis.js';
 import { BENCH_KEY, BENCH_ROUTE, isVariant, NEEDS_ORIGIN, redisUrl, type ReadyLine, type Variant } from './shared.js';
@@ -74,18 +74,20 @@ function bareHeadersApp(): FastifyInstance {
 function quotaApp(store: QuotaStore): FastifyInstance {
   const app = newApp();
   const quota = new QuotaStep(store, app.log, Date.now);
-  app.get(BENCH_ROUTE, async (request: FastifyRequest, reply: FastifyReply) => {
-    const source = extractKey(request.headers.authorization, NO_QUERY_KEYS);
-    const key = source.kind === 'key' ? BENCH_KEYS.find(source.key) : undefined;
-    if (!key) return reply.code(401).send();
-    const decision = await quota.decide(key, COST);
-    if (decision === undefined) {
-      stampQuotaHeaders(reply, key.rpsHeader, undefined);
-      return reply.code(503).send();
-    }
+  const answer = (reply: FastifyReply, key: ApiKey, decision: QuotaDecision | undefined): FastifyReply => {
     stampQuotaHeaders(reply, key.rpsHeader, decision);
+    if (decision === undefined) return reply.code(503).send();
     if (decision.outcome !== 'ok') return reply.code(429).send();
     return sendBody(reply);
+  };
+  // As in the gateway: not an async handler, and no promise when the store answers at once.
+  app.get(BENCH_ROUTE, (request: FastifyRequest, reply: FastifyReply) => {
+    const source = extractKey(request.headers.authorization, NO_QUERY_KEYS);
+    const key = source.kind === 'key' ? BENCH_KEYS.find(source.key) : undefined;
+    if (!key) return void reply.code(401).send();
+    const decided = quota.decide(key, COST);
+    if (decided instanceof Promise) return decided.then((d) => void answer(reply, key, d));
+    answer(reply, key, decided);
   });
   return app;
 }

@@ -7,17 +7,18 @@ import { ageSeconds, cacheKey, type CacheEntry, type CacheOutcome } from './cach
 import type { ResponseCache } from './cache/response-cache.js';
 import type { Config, RouteName } from './config/schema.js';
 import { ERRORS, GatewayError, jsonErrorResponse, legacyErrorBody, messageBody, type ErrorCode } from './http/errors.js';
-import { H_CACHE, H_CREDITS, H_REQUEST_ID, H_SCAM } from './http/headers.js';
+import { H_CREDITS, H_REQUEST_ID, H_SCAM, PER_ANSWER_HEADERS } from './http/headers.js';
 import { stampQuotaHeaders, type QuotaStep } from './quota/step.js';
+import type { QuotaDecision } from './quota/types.js';
 import type { Route } from './routes/resolve.js';
-import type { Resolver } from './routes/resolver.js';
+import type { Resolved, Resolver } from './routes/resolver.js';
 import type { Metrics, UpstreamErrorKind } from './observability/metrics.js';
 import type { ChainUpstreams, UpstreamAnswer } from './upstream/client.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 const USER_AGENT = 'explorer-gateway/0.1 (+https://github.com/blockscout)';
 
-/** What the access log and metrics want to know about a request. */
+/** What the access log and metrics want to know about a request, and what its answer needs. */
 export interface RequestInfo {
   chainId: string | undefined;
   route: RouteName | undefined;
@@ -25,6 +26,10 @@ export interface RequestInfo {
   cache: CacheOutcome | undefined;
   upstream: string | undefined;
   upstreamMs: number | undefined;
+  /** The key's rps as x-ratelimit-limit, once the quota step ran ('' before). */
+  rpsHeader: string;
+  /** The quota decision; undefined before the quota step or when the store failed. */
+  decision: QuotaDecision | undefined;
   /** Credits billed to this request and not refunded (0: nothing to refund). */
   billed: number;
   /** Where a refund goes: the key's digest and the period the credits came from. */
@@ -65,6 +70,8 @@ export function newRequestInfo(): RequestInfo {
     cache: undefined,
     upstream: undefined,
     upstreamMs: undefined,
+    rpsHeader: '',
+    decision: undefined,
     billed: 0,
     billedDigest: '',
     billedPeriod: '',
@@ -73,21 +80,28 @@ export function newRequestInfo(): RequestInfo {
   };
 }
 
+/**
+ * Every answer of the pipeline that is not a cache entry goes out here: the request id, the
+ * quota headers once the quota step ran, and a JSON body.
+ */
+function sendJson(reply: FastifyReply, status: number, body: string, creditsAfterRefund?: number): FastifyReply {
+  const info = reply.request.info as RequestInfo | null;
+  reply.header(H_REQUEST_ID, reply.request.id);
+  if (info && info.rpsHeader !== '') stampQuotaHeaders(reply, info.rpsHeader, info.decision);
+  if (creditsAfterRefund !== undefined) reply.header(H_CREDITS, String(creditsAfterRefund));
+  return reply.code(status).header('content-type', JSON_TYPE).send(body);
+}
+
 export function sendError(reply: FastifyReply, code: ErrorCode, legacy: boolean): FastifyReply {
   const { status, message } = ERRORS[code];
-  // A 5xx answer, the gateway's or the upstream's, is not paid for (contract section 6).
-  const info = reply.request.info as RequestInfo | null;
-  if (status >= 500 && info && info.billed > 0 && info.quota) {
-    info.quota.refund({ digest: info.billedDigest, periodId: info.billedPeriod, amount: info.billed });
-    reply.header(H_CREDITS, String(info.balanceAfterRefund));
-    info.billed = 0;
-  }
   if (status === 401) reply.header('www-authenticate', code === 'NO_KEY' ? 'Bearer' : 'Bearer error="invalid_token"');
   if (status === 405) reply.header('allow', 'GET, HEAD');
-  return reply
-    .code(status)
-    .header('content-type', JSON_TYPE)
-    .send(legacy ? legacyErrorBody(message) : messageBody(message));
+  const info = reply.request.info as RequestInfo | null;
+  if (status < 500 || !info || info.billed === 0 || !info.quota) return sendJson(reply, status, legacy ? legacyErrorBody(message) : messageBody(message));
+  // A 5xx answer, the gateway's or the upstream's, is not paid for (contract section 6).
+  info.quota.refund({ digest: info.billedDigest, periodId: info.billedPeriod, amount: info.billed });
+  info.billed = 0;
+  return sendJson(reply, status, legacy ? legacyErrorBody(message) : messageBody(message), info.balanceAfterRefund);
 }
 
 /** The key step: 401 without a usable key, 403 when the key may not be used here. */
@@ -111,62 +125,83 @@ export function countRequest(metrics: Metrics, info: RequestInfo, status: number
   if (info.billed > 0 && info.keyName !== undefined) metrics.spent(info.keyName, info.billed);
 }
 
+/**
+ * The route handler. Not an async function: with in-process stores, a cache hit is answered
+ * before the handler returns, without a promise; only a remote quota store, the shared tier or
+ * the upstream make it return one.
+ */
 export function makeHandler(getState: () => GatewayState) {
-  return async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  return function handle(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
     // The state is read once: a reload swaps it for new requests while this one finishes.
     const state = getState();
-    await pipeline(state, request, reply);
-    countRequest(state.metrics, request.info, reply.statusCode);
-    return reply;
+    const pending = pipeline(state, request, reply);
+    if (pending === undefined) {
+      countRequest(state.metrics, request.info, reply.statusCode);
+      return undefined;
+    }
+    return pending.then(() => countRequest(state.metrics, request.info, reply.statusCode));
   };
 }
 
-async function pipeline(state: GatewayState, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+/** Steps 1 to 3; the rest follows the quota decision, at once or when the store answers. */
+function pipeline(state: GatewayState, request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
   const info = newRequestInfo();
   request.info = info;
-  reply.header(H_REQUEST_ID, request.id);
 
   // 1. Route and chain (memoised per URL, with the route's cost, TTL and cache key).
   const resolved = state.resolver.resolve(request.url);
   const resolution = resolved.resolution;
-  if (resolution.kind === 'refusal') return sendError(reply, resolution.code, resolution.legacy);
-  const { legacy } = resolution;
+  if (resolution.kind === 'refusal') return void sendError(reply, resolution.code, resolution.legacy);
   info.chainId = resolution.chainId;
   info.route = resolution.route;
-  if (request.method !== 'GET' && request.method !== 'HEAD') return sendError(reply, 'METHOD_NOT_ALLOWED', legacy);
+  if (request.method !== 'GET' && request.method !== 'HEAD') return void sendError(reply, 'METHOD_NOT_ALLOWED', resolution.legacy);
 
   // 2. Key.
   const key = authenticate(request, resolution, state.keys);
-  if (typeof key === 'string') return sendError(reply, key, legacy);
+  if (typeof key === 'string') return void sendError(reply, key, resolution.legacy);
   info.keyName = key.name;
+  info.rpsHeader = key.rpsHeader;
 
   // 3. Rate limit, and credits in the same decision when the request is valid: one round trip.
-  const v = resolution.validation;
-  const decision = await state.quota.decide(key, resolved.cost);
+  const decided = state.quota.decide(key, resolved.cost);
+  if (decided instanceof Promise) return decided.then((decision) => afterQuota(state, request, reply, key, resolved, decision));
+  return afterQuota(state, request, reply, key, resolved, decided);
+}
+
+/** Steps 3 (the refusals) to 7. */
+function afterQuota(
+  state: GatewayState,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  key: ApiKey,
+  resolved: Resolved,
+  decision: QuotaDecision | undefined,
+): Promise<void> | undefined {
+  const info = request.info;
+  const resolution = resolved.resolution as Route;
+  const { legacy } = resolution;
+  info.decision = decision;
   if (decision === undefined) {
     // The store failed: redis.onError says whether to serve (headers -1) or refuse.
-    stampQuotaHeaders(reply, key.rpsHeader, undefined);
-    if (state.onQuotaError === 'closed') return sendError(reply, 'QUOTA_UNAVAILABLE', legacy);
-  } else {
-    stampQuotaHeaders(reply, key.rpsHeader, decision);
-    if (decision.outcome === 'rate_limited') {
-      // RFC 9110 section 10.2.3: whole seconds, rounded up.
-      reply.header('retry-after', String(Math.max(1, Math.ceil(decision.rateResetMs / 1000))));
-      state.metrics.refused(key.planName, 'rate_limited');
-      return sendError(reply, 'RATE_LIMITED', legacy);
-    }
+    if (state.onQuotaError === 'closed') return void sendError(reply, 'QUOTA_UNAVAILABLE', legacy);
+  } else if (decision.outcome === 'rate_limited') {
+    // RFC 9110 section 10.2.3: whole seconds, rounded up.
+    reply.header('retry-after', String(Math.max(1, Math.ceil(decision.rateResetMs / 1000))));
+    state.metrics.refused(key.planName, 'rate_limited');
+    return void sendError(reply, 'RATE_LIMITED', legacy);
   }
 
   // 4. Validation (a v2 422 in the spec's JsonErrorResponse; legacy: HTTP 200, status "0").
+  const v = resolution.validation;
   if (!v.ok) {
-    if ('issues' in v) return reply.code(422).header('content-type', JSON_TYPE).send(jsonErrorResponse(v.issues));
-    return reply.code(200).header('content-type', JSON_TYPE).send(legacyErrorBody(v.legacyMessage));
+    if ('issues' in v) return void sendJson(reply, 422, jsonErrorResponse(v.issues));
+    return void sendJson(reply, 200, legacyErrorBody(v.legacyMessage));
   }
 
   // 5. Credits (taken by the decision above only if enough remained).
   if (decision?.outcome === 'out_of_credits') {
     state.metrics.refused(key.planName, 'out_of_credits');
-    return sendError(reply, 'OUT_OF_CREDITS', legacy);
+    return void sendError(reply, 'OUT_OF_CREDITS', legacy);
   }
   if (decision && decision.billed > 0) {
     info.billed = decision.billed;
@@ -176,33 +211,51 @@ async function pipeline(state: GatewayState, request: FastifyRequest, reply: Fas
     info.quota = state.quota;
   }
 
-  // 6. Cache: a fresh in-process entry is answered at once, with no further promise.
+  // 6. Cache: a fresh in-process entry is answered at once.
   const scam = request.headers[H_SCAM];
   const showScam = typeof scam === 'string' ? scam : undefined;
   const chain = state.chains.get(resolution.chainId)!;
   const entryKey = showScam === undefined ? resolved.cacheKey : cacheKey(chain.id, v.upstreamPath, showScam);
   const fresh = state.cache.peek(entryKey, resolved.ttlSeconds);
-  if (fresh) return sendEntry(reply, info, fresh, 'HIT', state.now());
+  if (fresh) return sendEntry(request, reply, fresh, 'HIT', state.now());
 
   // 7. Stale, shared tier, or the upstream with identical misses coalesced.
-  try {
-    const fetchUpstream = () => fetchFromUpstream(state.metrics, request, chain, v.upstreamPath, showScam);
-    const { entry, outcome } = await state.cache.get(entryKey, resolved.ttlSeconds, fetchUpstream);
-    return sendEntry(reply, info, entry, outcome, state.now());
-  } catch (err) {
-    if (err instanceof GatewayError) return sendError(reply, err.code, legacy);
-    throw err;
-  }
+  const fetchUpstream = () => fetchFromUpstream(state.metrics, request, chain, v.upstreamPath, showScam);
+  return state.cache.get(entryKey, resolved.ttlSeconds, fetchUpstream).then(
+    ({ entry, outcome }) => sendEntry(request, reply, entry, outcome, state.now()),
+    (err: unknown) => {
+      if (!(err instanceof GatewayError)) throw err;
+      sendError(reply, err.code, legacy);
+    },
+  );
 }
 
-function sendEntry(reply: FastifyReply, info: RequestInfo, entry: CacheEntry, outcome: CacheOutcome, now: number): FastifyReply {
+/**
+ * A cache entry goes out through Node's writeHead with every header in one flat list: the
+ * entry's own lines are worked out once, when it is stored, and end with the per-answer
+ * headers, whose values are filled in here (writeHead reads the list at once, so one list per
+ * entry serves every answer). fastify's reply.header() and send() cost more than the rest of
+ * a hit. HEAD answers lose their body in Node; onResponse hooks (the access log) still run.
+ */
+function sendEntry(request: FastifyRequest, reply: FastifyReply, entry: CacheEntry, outcome: CacheOutcome, now: number): undefined {
+  const info = request.info;
   info.cache = outcome;
-  return reply
-    .code(entry.status)
-    .headers(entry.headers)
-    .header(H_CACHE, outcome)
-    .header('age', String(ageSeconds(entry, now)))
-    .send(entry.body);
+  const d = info.decision;
+  const lines = entry.headerLines;
+  // The values of PER_ANSWER_HEADERS: request id, cache, age, then the four quota headers.
+  const at = lines.length - 2 * PER_ANSWER_HEADERS.length + 1;
+  lines[at] = request.id;
+  lines[at + 2] = outcome;
+  lines[at + 4] = String(ageSeconds(entry, now));
+  lines[at + 6] = d ? info.rpsHeader : '-1';
+  lines[at + 8] = d ? String(d.rateRemaining) : '-1';
+  lines[at + 10] = d ? String(d.rateResetMs) : '-1';
+  lines[at + 12] = d ? String(Math.max(d.credits, 0)) : '-1';
+  // writeHead first: if it throws, nothing was sent and the error handler can still answer.
+  reply.raw.writeHead(entry.status, lines);
+  reply.hijack();
+  reply.raw.end(entry.body);
+  return undefined;
 }
 
 const ERROR_KINDS: Partial<Record<ErrorCode, UpstreamErrorKind>> = {

@@ -1,5 +1,6 @@
 // What is cached, under which key, and for how long. Pure: no clock of its own, no I/O.
 import type { Config, RouteName } from '../config/schema.js';
+import { PER_ANSWER_HEADERS } from '../http/headers.js';
 import type { UpstreamAnswer } from '../upstream/client.js';
 
 export type CacheOutcome = 'HIT' | 'MISS' | 'STALE';
@@ -9,6 +10,12 @@ export interface CacheEntry {
   status: number;
   headers: Record<string, string | string[]>;
   body: Buffer;
+  /**
+   * `headers`, the body's length and PER_ANSWER_HEADERS (empty values) as flat [name, value,
+   * ...] pairs for writeHead: worked out once per entry, not once per answer, which fills in
+   * the last values. Not stored in the shared tier.
+   */
+  headerLines: string[];
   storedAt: number;
   /** Fresh (HIT) before this. */
   freshUntil: number;
@@ -52,10 +59,27 @@ export function toEntry(answer: UpstreamAnswer, nowMs: number, ttlSeconds: numbe
     status: answer.status,
     headers: answer.headers,
     body: answer.body,
+    headerLines: headerLines(answer.headers, answer.body.length),
     storedAt: nowMs,
     freshUntil,
     staleUntil: freshUntil + staleSeconds * 1000,
   };
+}
+
+/**
+ * An entry's header fields (a field with several values repeated), its Content-Length, then
+ * the per-answer headers with empty values, as flat pairs.
+ */
+export function headerLines(headers: CacheEntry['headers'], bodyLength: number): string[] {
+  const lines: string[] = [];
+  for (const name in headers) {
+    const value = headers[name];
+    if (typeof value === 'string') lines.push(name, value);
+    else if (value) for (const one of value) lines.push(name, one);
+  }
+  lines.push('content-length', String(bodyLength));
+  for (const name of PER_ANSWER_HEADERS) lines.push(name, '');
+  return lines;
 }
 
 export function entrySize(key: string, entry: CacheEntry): number {

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { deflateRaw, inflateRaw } from 'node:zlib';
 import type { RedisClient } from '../redis/client.js';
-import type { CacheEntry } from './policy.js';
+import { headerLines, type CacheEntry } from './policy.js';
 
 const deflate = promisify(deflateRaw);
 const inflate = promisify(inflateRaw);
@@ -25,7 +25,7 @@ interface Meta {
 
 /** [format byte][u32 meta length][meta JSON][body, raw or deflated] */
 export async function encodeEntry(entry: CacheEntry): Promise<Buffer> {
-  const { body, ...meta } = entry;
+  const { body, headerLines: _lines, ...meta } = entry; // the lines are worked out again on decoding
   const metaBytes = Buffer.from(JSON.stringify(meta satisfies Meta));
   let format = RAW;
   let payload = body;
@@ -50,7 +50,7 @@ export async function decodeEntry(buf: Buffer): Promise<CacheEntry | undefined> 
   const meta = JSON.parse(buf.subarray(5, 5 + metaLength).toString('utf8')) as Meta;
   const payload = buf.subarray(5 + metaLength);
   const body = format === DEFLATED ? await inflate(payload) : Buffer.from(payload);
-  return { ...meta, body };
+  return { ...meta, body, headerLines: headerLines(meta.headers, body.length) };
 }
 
 export class RedisCacheTier {

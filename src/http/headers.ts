@@ -8,6 +8,12 @@ export const H_REQUEST_ID = 'x-request-id';
 export const H_CACHE = 'x-cache';
 export const H_SCAM = 'show-scam-tokens';
 
+/**
+ * The headers every answer from the cache gets per request, in this order: an entry's header
+ * lines end with these names and empty values, which the answer fills in (gateway.ts).
+ */
+export const PER_ANSWER_HEADERS = [H_REQUEST_ID, H_CACHE, 'age', H_LIMIT, H_REMAINING, H_RESET, H_CREDITS] as const;
+
 /** RFC 9110 section 7.6.1 hop-by-hop fields, plus the de-facto ones proxies drop. */
 export const HOP_BY_HOP = new Set([
   'connection',
@@ -24,14 +30,16 @@ export const HOP_BY_HOP = new Set([
 /**
  * Whether an upstream response header may reach the client. Hop-by-hop fields (and those the
  * upstream's Connection header names) are dropped; the upstream's own rate-limit and credit
- * headers are replaced by the gateway's; length, date and the request id are the gateway's to set.
+ * headers are replaced by the gateway's; length, date, age, x-cache and the request id are the gateway's to set.
  */
 export function isPassableResponseHeader(name: string, connectionTokens: ReadonlySet<string>): boolean {
   if (HOP_BY_HOP.has(name) || connectionTokens.has(name)) return false;
   if (name.startsWith('x-ratelimit-') || name.startsWith('x-credits-')) return false;
   // x-request-id is the gateway's (Blockscout echoes the one it was sent, which a cached answer
-  // would hand to every later client).
-  return name !== 'content-length' && name !== 'date' && name !== 'set-cookie' && name !== 'server' && name !== H_REQUEST_ID;
+  // would hand to every later client); so are x-cache and age (a CDN in front of an explorer
+  // may send its own).
+  if (name === H_REQUEST_ID || name === H_CACHE || name === 'age') return false;
+  return name !== 'content-length' && name !== 'date' && name !== 'set-cookie' && name !== 'server';
 }
 
 const NO_TOKENS: ReadonlySet<string> = new Set();

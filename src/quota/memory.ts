@@ -1,6 +1,7 @@
-// In-process quota store: rate-limiter-flexible's memory limiter for the one-second windows,
-// and a credit ledger per key that forgets a period when the next one starts.
-import { RateLimiterMemory, type RateLimiterRes } from 'rate-limiter-flexible';
+// In-process quota store: rate-limiter-flexible's memory storage for the one-second windows,
+// and a credit ledger per key that forgets a period when the next one starts. Decisions are
+// synchronous, so a cache hit with in-process stores takes no promise at all.
+import MemoryStorage from 'rate-limiter-flexible/lib/component/MemoryStorage/MemoryStorage.js';
 import { periodWindow } from './period.js';
 import { RATE_WINDOW_MS, type QuotaDecision, type QuotaQuery, type QuotaStore, type Refund } from './types.js';
 
@@ -11,20 +12,18 @@ interface Ledger {
 
 export class MemoryQuotaStore implements QuotaStore {
   readonly kind = 'memory';
-  // One limiter for every plan: it only counts (points is unbounded) and each decision compares
-  // the count with that plan's rps, so a plan change takes effect on the next request.
-  // No key prefix: the limiter would otherwise build (and hash) a new key string per request.
-  private readonly windows = new RateLimiterMemory({ points: Number.MAX_SAFE_INTEGER, duration: RATE_WINDOW_MS / 1000, keyPrefix: '' });
+  // The storage behind rate-limiter-flexible's RateLimiterMemory, used directly: consume()
+  // only wraps its synchronous incrby() in a promise, and that promise was a measurable part
+  // of a cache hit (bench/results/2026-11-22-hit-path.md). One window per key; each decision
+  // compares the count with that plan's rps, so a plan change takes effect on the next request.
+  private readonly windows = new MemoryStorage();
   /** Bounded by the configured keys: only keys that passed the key step get here. */
   private readonly ledgers = new Map<string, Ledger>();
 
-  decide(q: QuotaQuery): Promise<QuotaDecision> {
-    return this.windows.consume(q.digest, 1).then((window) => this.settle(q, window));
-  }
-
-  private settle(q: QuotaQuery, window: RateLimiterRes): QuotaDecision {
+  decide(q: QuotaQuery): QuotaDecision {
+    const window = this.windows.incrby(q.digest, 1, RATE_WINDOW_MS / 1000);
     const { id: periodId } = periodWindow(q.period, q.nowMs);
-    // From here on nothing awaits: the check and the debit of credits are one step.
+    // Nothing here awaits: the check and the debit of credits are one step.
     let ledger = this.ledgers.get(q.digest);
     if (!ledger || ledger.periodId !== periodId) {
       ledger = { periodId, spent: 0 };

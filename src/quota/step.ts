@@ -31,18 +31,25 @@ export class QuotaStep {
 
   /**
    * The store's decision, or undefined when the store failed (the caller applies
-   * redis.onError). Awaited straight by the pipeline: no promise of its own on the hot path.
+   * redis.onError). Synchronous when the store is (in process), so a cache hit need not wait
+   * for a promise; a promise when the store is remote.
    */
-  async decide(key: ApiKey, cost: number): Promise<QuotaDecision | undefined> {
+  decide(key: ApiKey, cost: number): QuotaDecision | undefined | Promise<QuotaDecision | undefined> {
     const nowMs = this.now();
     if (nowMs < this.skipUntil) return this.failed(new Error('quota store backing off after a timeout'));
     const { rps, credits, period } = key.plan;
+    let answer: QuotaDecision | Promise<QuotaDecision>;
     try {
-      return await this.store.decide({ digest: key.digest, rps, credits, period, cost, nowMs });
+      answer = this.store.decide({ digest: key.digest, rps, credits, period, cost, nowMs });
     } catch (err) {
-      if (/timed? ?out/i.test((err as Error).message)) this.skipUntil = this.now() + STORE_BACKOFF_MS;
-      return this.failed(err);
+      return this.storeFailed(err);
     }
+    return answer instanceof Promise ? answer.then(undefined, (err: unknown) => this.storeFailed(err)) : answer;
+  }
+
+  private storeFailed(err: unknown): undefined {
+    if (/timed? ?out/i.test((err as Error).message)) this.skipUntil = this.now() + STORE_BACKOFF_MS;
+    return this.failed(err);
   }
 
   refund(refund: Refund): void {

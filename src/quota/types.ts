@@ -45,10 +45,11 @@ export interface QuotaStore {
   readonly kind: 'memory' | 'redis';
   /**
    * Takes the rate-limit decision and, if the request is within its rate and costs something,
-   * the credit decision, atomically: credits are taken only if enough remain. Rejects when the
-   * store cannot answer (the caller applies `redis.onError`).
+   * the credit decision, atomically: credits are taken only if enough remain. An in-process
+   * store answers at once; a remote one answers with a promise, which rejects when the store
+   * cannot answer (the caller applies `redis.onError`).
    */
-  decide(query: QuotaQuery): Promise<QuotaDecision>;
+  decide(query: QuotaQuery): QuotaDecision | Promise<QuotaDecision>;
   /** Gives credits back (a 5xx answer is not paid for). */
   refund(refund: Refund): Promise<void>;
   close(): Promise<void>;

@@ -54,7 +54,7 @@ describe.each(implementations)('quota store contract: %s', (_name, make) => {
   it('concurrent decisions on one key are counted in arrival order', async () => {
     const store = make();
     const d = digest();
-    const all = await Promise.all(Array.from({ length: 6 }, () => store.decide(query({ digest: d, rps: 3, credits: 50, cost: 20 }))));
+    const all = await Promise.all(Array.from({ length: 6 }, async () => store.decide(query({ digest: d, rps: 3, credits: 50, cost: 20 }))));
     expect(all.map((r) => r.outcome)).toEqual(['ok', 'ok', 'out_of_credits', 'rate_limited', 'rate_limited', 'rate_limited']);
     expect(all.map((r) => r.rateRemaining)).toEqual([2, 1, 0, 0, 0, 0]);
     expect(all.map((r) => r.credits)).toEqual([30, 10, 10, 10, 10, 10]);
@@ -102,7 +102,7 @@ describe.each(implementations)('quota store contract: %s', (_name, make) => {
   it('hundreds of concurrent decisions on a small balance spend exactly that balance', async () => {
     const store = make();
     const d = digest();
-    const all = await Promise.all(Array.from({ length: 300 }, () => store.decide(query({ digest: d, credits: 1000, cost: 20 }))));
+    const all = await Promise.all(Array.from({ length: 300 }, async () => store.decide(query({ digest: d, credits: 1000, cost: 20 }))));
     expect(all.filter((r) => r.outcome === 'ok')).toHaveLength(50);
     expect(all.filter((r) => r.outcome === 'out_of_credits')).toHaveLength(250);
     expect(Math.min(...all.map((r) => r.credits))).toBe(0);

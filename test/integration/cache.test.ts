@@ -95,6 +95,19 @@ describe('response cache', () => {
     expect(outcome(hit)).toBe('HIT');
   });
 
+  it('the gateway\'s own headers replace an upstream\'s of the same name, on misses and hits alike', async () => {
+    const path = `${fresh()}/token-balances`;
+    // A CDN in front of an explorer adds these; fetch() would join duplicates with ", ".
+    explorer.set({ extraHeaders: { 'x-cache': 'HIT from cdn', age: '100', 'x-credits-remaining': '5' } });
+    const miss = await gw.get(path);
+    const hit = await gw.get(path);
+    for (const [res, cache] of [[miss, 'MISS'], [hit, 'HIT']] as const) {
+      expect(res.headers.get('x-cache')).toBe(cache);
+      expect(res.headers.get('age')).toMatch(/^\d+$/);
+      expect(res.headers.get('x-credits-remaining')).toMatch(/^\d+$/);
+    }
+  });
+
   it('coalesces dozens of concurrent identical misses into one upstream request', async () => {
     const path = `${fresh()}/token-balances`;
     explorer.set({ delayMs: 100 });
@@ -193,6 +206,8 @@ describe('response cache', () => {
     await gw.get(path);
     const head = await gw.get(path, { method: 'HEAD' });
     expect([head.status, outcome(head), await head.text()]).toEqual([200, 'HIT', '']);
+    // A HEAD answer describes the GET answer: same length, no body.
+    expect(head.headers.get('content-length')).toBe((await gw.get(path)).headers.get('content-length'));
     expect(explorer.hits()).toBe(1);
   });
 

@@ -2,14 +2,22 @@
 // for the requests that already chose it.
 import { describe, expect, it } from 'vitest';
 import { MemoryQuotaStore } from '../../src/quota/memory.js';
-import type { QuotaDecision, QuotaQuery } from '../../src/quota/types.js';
+import type { QuotaDecision, QuotaQuery, QuotaStore, Refund } from '../../src/quota/types.js';
 import { useFixtureExplorer } from '../support/explorer.js';
 import { ADDRESS, makeConfig, startGateway } from '../support/gateway.js';
 
 /** The in-process store, answering after a delay, like a Redis far away. */
-class SlowStore extends MemoryQuotaStore {
-  override decide(q: QuotaQuery): Promise<QuotaDecision> {
-    return new Promise((r) => setTimeout(r, 200)).then(() => super.decide(q));
+class SlowStore implements QuotaStore {
+  readonly kind = 'memory';
+  private readonly inner = new MemoryQuotaStore();
+  decide(q: QuotaQuery): Promise<QuotaDecision> {
+    return new Promise((r) => setTimeout(r, 200)).then(() => this.inner.decide(q));
+  }
+  refund(r: Refund): Promise<void> {
+    return this.inner.refund(r);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
   }
 }
 
