@@ -42,6 +42,15 @@ function processTicks(pid: number | 'self', withReapedChildren: boolean): number
   return withReapedChildren ? own + (f[13] ?? 0) + (f[14] ?? 0) : own;
 }
 
+/** CPU seconds (user + system) a running process has used, or null off Linux or once it is gone. */
+export function processCpuSeconds(pid: number): number | null {
+  try {
+    return processTicks(pid, false) / TICKS_PER_S;
+  } catch {
+    return null;
+  }
+}
+
 /** Seconds of CPU Redis has used since it started; counted as the bench's own. */
 export type RedisCpuSeconds = () => Promise<number>;
 

@@ -1,5 +1,7 @@
 // From runs to the summary: medians per variant (single runs vary ~10 %, performance.md), ratios
 // and added latency against the median `bare` of the same bench, a Markdown table and JSON.
+// Three ratios, because this machine drifts: of medians, paired by round, and of server CPU per
+// request (which does not depend on how fast the load generator parses answers).
 import type { LoadResult } from './loadgen.js';
 import type { Variant } from './shared.js';
 
@@ -10,6 +12,8 @@ export interface Run extends LoadResult {
   quietBefore: number | null;
   /** Share of the machine other processes used during the run (Redis counts as the bench's). */
   foreignCpu: number | null;
+  /** CPU time of the server process (not its origin, not Redis) per request answered, µs. */
+  serverCpuUsPerReq: number | null;
 }
 
 export interface Row {
@@ -18,6 +22,15 @@ export interface Row {
   medianRps: number;
   /** Median req/s over the median `bare` req/s; null without a bare variant. */
   ratioToBare: number | null;
+  /**
+   * Median over rounds of req/s over the same round's `bare` req/s: runs next to each other in
+   * time share the machine's state, so this resists drift better than the ratio of medians.
+   */
+  pairedRatio: number | null;
+  /** Median server CPU per request, µs (null off Linux). */
+  cpuUsPerReq: number | null;
+  /** The bare median CPU per request over this one: the throughput ratio if both were CPU-bound. */
+  cpuRatio: number | null;
   p50Ms: number;
   p99Ms: number;
   /** Median p50 minus the median bare p50, microseconds; null without a bare variant. */
@@ -50,20 +63,35 @@ function maxOrNull(values: readonly (number | null)[]): number | null {
   return known.length > 0 ? Math.max(...known) : null;
 }
 
+function medianOrNull(values: readonly (number | null)[]): number | null {
+  const known = values.filter((v): v is number => v !== null);
+  return known.length > 0 ? median(known) : null;
+}
+
 /** One row per variant, in the order given; medians are taken of each metric separately. */
 export function summarise(runs: readonly Run[], variants: readonly Variant[]): Row[] {
   const base = runs.filter((r) => r.variant === 'bare');
   const baseRps = base.length > 0 ? median(base.map((r) => r.rps)) : null;
   const baseP50 = base.length > 0 ? median(base.map((r) => r.p50Ms)) : null;
+  const baseCpu = medianOrNull(base.map((r) => r.serverCpuUsPerReq));
+  const baseByRound = new Map(base.map((r) => [r.round, r.rps]));
   return variants.map((variant) => {
     const own = runs.filter((r) => r.variant === variant);
     const medianRps = median(own.map((r) => r.rps));
     const p50Ms = median(own.map((r) => r.p50Ms));
+    const paired = own.flatMap((r) => {
+      const b = baseByRound.get(r.round);
+      return b ? [r.rps / b] : [];
+    });
+    const cpuUsPerReq = medianOrNull(own.map((r) => r.serverCpuUsPerReq));
     return {
       variant,
       runs: own.length,
       medianRps,
       ratioToBare: baseRps === null ? null : medianRps / baseRps,
+      pairedRatio: paired.length > 0 ? median(paired) : null,
+      cpuUsPerReq,
+      cpuRatio: baseCpu === null || cpuUsPerReq === null ? null : baseCpu / cpuUsPerReq,
       p50Ms,
       p99Ms: median(own.map((r) => r.p99Ms)),
       addedP50Us: baseP50 === null ? null : (p50Ms - baseP50) * 1000,
@@ -80,11 +108,12 @@ const percent = (share: number) => `${Math.round(share * 100)} %`;
 
 export function markdownTable(rows: readonly Row[], machine: Machine): string {
   const lines = [
-    '| variant | runs | median req/s | ratio to bare | p50 ms | p99 ms | added p50 vs bare (µs) | non-2xx | socket errors | other CPU (max) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| variant | runs | median req/s | ratio to bare | paired ratio | server CPU µs/req | CPU ratio | p50 ms | p99 ms | added p50 vs bare (µs) | non-2xx | socket errors | other CPU (max) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map(
       (r) =>
         `| ${r.variant} | ${r.runs} | ${int(r.medianRps)} | ${orNa(r.ratioToBare, (n) => n.toFixed(2))} | ` +
+        `${orNa(r.pairedRatio, (n) => n.toFixed(2))} | ${orNa(r.cpuUsPerReq, (n) => n.toFixed(1))} | ${orNa(r.cpuRatio, (n) => n.toFixed(2))} | ` +
         `${r.p50Ms.toFixed(3)} | ${r.p99Ms.toFixed(3)} | ${orNa(r.addedP50Us, (n) => (n >= 0 ? '+' : '') + int(n))} | ` +
         `${r.non2xx} | ${r.socketErrors} | ${orNa(r.maxForeignCpu, percent)} |`,
     ),

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { RedisClient } from '../src/redis/client.js';
 import { parseBenchArgs, type BenchOptions } from './args.js';
 import { BODY } from './body.js';
-import { foreignShare, QUIET_SHARE, sampleCpu, waitForQuiet, type RedisCpuSeconds } from './cpu.js';
+import { foreignShare, processCpuSeconds, QUIET_SHARE, sampleCpu, waitForQuiet, type RedisCpuSeconds } from './cpu.js';
 import { pickLoadGenerator, type LoadGenerator } from './loadgen.js';
 import { canPin, LOAD_CORE, SERVER_CORE, stopAllStarted } from './procs.js';
 import { connectRedis, deletePrefix } from './redis.js';
@@ -62,9 +62,12 @@ async function measure(variant: Variant, round: number, ctx: BenchContext): Prom
     await ctx.loadgen.run({ ...load, durationS: WARMUP_S });
     // The CPU window is the measured run only; the load generator is reaped (counted) by its end.
     const cpuBefore = await sampleCpu(ctx.redisCpu, server.pids);
+    const serverBefore = processCpuSeconds(server.pid);
     const result = await ctx.loadgen.run({ ...load, durationS: ctx.opts.durationS });
+    const serverAfter = processCpuSeconds(server.pid);
     const foreignCpu = foreignShare(cpuBefore, await sampleCpu(ctx.redisCpu, server.pids));
-    return { variant, round, ...result, quietBefore, foreignCpu };
+    const serverCpuUsPerReq = serverBefore === null || serverAfter === null || result.requests === 0 ? null : ((serverAfter - serverBefore) * 1e6) / result.requests;
+    return { variant, round, ...result, quietBefore, foreignCpu, serverCpuUsPerReq };
   } finally {
     await server.stop();
   }

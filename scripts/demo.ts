@@ -14,7 +14,7 @@ try {
   await app.listen({ host: config.server.host, port: config.server.port });
 } catch (err) {
   if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-  app.log.warn(`port ${config.server.port} is taken; listening on a free port instead (set DEMO_PORT to choose)`);
+  app.gateway.log.warn(`port ${config.server.port} is taken; listening on a free port instead (set DEMO_PORT to choose)`);
   await app.listen({ host: config.server.host, port: 0 });
 }
 

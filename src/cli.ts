@@ -68,10 +68,10 @@ async function serve(values: { config?: string | undefined; host?: string | unde
     try {
       const next = loadConfig(file);
       const notApplied = app.gateway.reload(next);
-      app.log.info({ why, file, notApplied }, notApplied.length ? 'configuration reloaded; some sections need a restart' : 'configuration reloaded');
+      app.gateway.log.info({ why, file, notApplied }, notApplied.length ? 'configuration reloaded; some sections need a restart' : 'configuration reloaded');
     } catch (err) {
       const problems = err instanceof ConfigError ? err.problems : [String(err)];
-      app.log.error({ why, file, problems }, 'configuration rejected; keeping the running one');
+      app.gateway.log.error({ why, file, problems }, 'configuration rejected; keeping the running one');
     }
   };
   process.on('SIGHUP', () => reload('SIGHUP'));
@@ -81,10 +81,10 @@ async function serve(values: { config?: string | undefined; host?: string | unde
   const close = (signal: string) => {
     if (closing) return;
     closing = true;
-    app.log.info({ signal, timeoutMs: config.server.shutdownTimeoutMs }, 'shutting down: no new connections, finishing requests in flight');
+    app.gateway.log.info({ signal, timeoutMs: config.server.shutdownTimeoutMs }, 'shutting down: no new connections, finishing requests in flight');
     // Requests in flight get shutdownTimeoutMs; past it, connections are cut.
     const force = setTimeout(() => {
-      app.log.warn('shutdown timeout: closing the connections still open');
+      app.gateway.log.warn('shutdown timeout: closing the connections still open');
       app.server.closeAllConnections();
       setTimeout(() => process.exit(1), 1_000).unref();
     }, config.server.shutdownTimeoutMs);
@@ -100,14 +100,15 @@ async function serve(values: { config?: string | undefined; host?: string | unde
         process.exit(0);
       },
       (err: unknown) => {
-        app.log.error({ err }, 'error while closing');
+        app.gateway.log.error({ err }, 'error while closing');
         process.exit(1);
       },
     );
   };
   process.on('SIGTERM', () => close('SIGTERM'));
   process.on('SIGINT', () => close('SIGINT'));
-  await app.listen({ host, port });
+  const url = await app.listen({ host, port });
+  app.gateway.log.info({ url }, 'listening');
 }
 
 /** Calls `onChange` once after a burst of changes to `file` (editors write in several steps). */

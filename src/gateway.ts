@@ -2,6 +2,7 @@
 // rate limit, validation, credits, cache, upstream. Each step is a small function; the handler
 // reads top to bottom as that list.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import { extractKey, type ApiKey, type KeyRing } from './auth/keys.js';
 import { ageSeconds, cacheKey, type CacheEntry, type CacheOutcome } from './cache/policy.js';
 import type { ResponseCache } from './cache/response-cache.js';
@@ -60,6 +61,7 @@ export interface GatewayState {
   /** What to do when the quota store fails: serve with -1 headers, or 503. */
   onQuotaError: 'open' | 'closed';
   metrics: Metrics;
+  log: Logger;
 }
 
 export function newRequestInfo(): RequestInfo {
@@ -220,7 +222,7 @@ function afterQuota(
   if (fresh) return sendEntry(request, reply, fresh, 'HIT', state.now());
 
   // 7. Stale, shared tier, or the upstream with identical misses coalesced.
-  const fetchUpstream = () => fetchFromUpstream(state.metrics, request, chain, v.upstreamPath, showScam);
+  const fetchUpstream = () => fetchFromUpstream(state, request, chain, v.upstreamPath, showScam);
   return state.cache.get(entryKey, resolved.ttlSeconds, fetchUpstream).then(
     ({ entry, outcome }) => sendEntry(request, reply, entry, outcome, state.now()),
     (err: unknown) => {
@@ -265,7 +267,7 @@ const ERROR_KINDS: Partial<Record<ErrorCode, UpstreamErrorKind>> = {
 
 /** The miss path: one upstream request, its failures logged once (not once per waiter). */
 async function fetchFromUpstream(
-  metrics: Metrics,
+  { metrics, log }: GatewayState,
   request: FastifyRequest,
   chain: Chain,
   path: string,
@@ -287,7 +289,7 @@ async function fetchFromUpstream(
     if (err instanceof GatewayError) {
       metrics.upstreamError(chain.id, kind ?? ERROR_KINDS[err.code] ?? 'error');
       const cause = err.cause instanceof Error ? err.cause.message : typeof err.cause === 'string' ? err.cause : undefined;
-      request.log.warn({ reqId: request.id, code: err.code, cause, chain: chain.id }, 'upstream failure');
+      log.warn({ reqId: request.id, code: err.code, cause, chain: chain.id }, 'upstream failure');
     }
     throw err;
   } finally {

@@ -3,7 +3,8 @@
 // the process (Redis, quota store, cache, metrics) is made here once; what a configuration
 // describes (keys, plans, costs, chains, TTLs) is a GatewayState that reload() replaces.
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { pino, type Logger } from 'pino';
 import { KeyRing } from './auth/keys.js';
 import { RedisCacheTier } from './cache/redis-tier.js';
 import { ResponseCache } from './cache/response-cache.js';
@@ -27,6 +28,8 @@ export interface GatewayControl {
   reload(config: Config): string[];
   readiness(): Readiness;
   metrics: Metrics;
+  /** The gateway's logger (fastify itself runs without one). */
+  log: Logger;
 }
 
 declare module 'fastify' {
@@ -84,19 +87,14 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
 
   // frameworkErrors is given before the handler exists; it reaches it through this reference.
   const handlerRef: { current?: ReturnType<typeof makeHandler> } = {};
+  // The gateway's own logger. fastify runs without one: with a logger, fastify makes a child
+  // logger and adds two response listeners per request (measurable on a cache hit), for lines
+  // this gateway does not write. Keys never reach a log line: the access log carries the path
+  // without its query, and these paths are redacted wherever a request or headers are logged.
+  const loggerOptions = { level: config.log.level, redact: ['req.headers.authorization', 'headers.authorization', 'req.query.apikey', 'req.url'] };
+  const log: Logger = deps.logStream ? pino(loggerOptions, deps.logStream) : pino(loggerOptions);
   const app = Fastify({
-    logger: {
-      level: config.log.level,
-      // Keys never reach a log line: the access log carries the path without its query, and
-      // these paths are redacted wherever a request or headers are logged.
-      redact: ['req.headers.authorization', 'headers.authorization', 'req.query.apikey', 'req.url'],
-      ...(deps.logStream ? { stream: deps.logStream } : {}),
-    },
-    // fastify's two lines per request are replaced by one access-log line (log.requests).
-    logController: new LogController({ disableRequestLogging: true }),
-    // No child logger per request (its cost shows on a cache hit): request.log is the root
-    // logger, and the few lines written per request carry reqId themselves.
-    childLoggerFactory: (logger) => logger,
+    logger: false,
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -120,8 +118,8 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     // quota step and the cache tier; ioredis keeps reconnecting.
   });
   const store = deps.quotaStore ?? (redis && config.redis ? new RedisQuotaStore(redis, config.redis.keyPrefix) : new MemoryQuotaStore());
-  const quota = new QuotaStep(store, app.log, now);
-  const cacheWarning = new ThrottledWarning(app.log, 'shared cache tier failed; treating as a miss', now);
+  const quota = new QuotaStep(store, log, now);
+  const cacheWarning = new ThrottledWarning(log, 'shared cache tier failed; treating as a miss', now);
   const sharedTier = redis && config.redis ? new RedisCacheTier(redis, config.redis.keyPrefix, (err) => cacheWarning.warn(err)) : undefined;
   const newCache = (c: Config) => new ResponseCache({ maxBytes: c.cache.maxBytes, staleSeconds: c.cache.staleSeconds, now, shared: sharedTier });
   let cache = newCache(config);
@@ -143,6 +141,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
       now,
       onQuotaError: config.redis?.onError ?? 'open',
       metrics,
+      log,
     };
     return { state, retired };
   };
@@ -161,7 +160,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     if (next.cache.maxBytes !== state.config.cache.maxBytes || next.cache.staleSeconds !== state.config.cache.staleSeconds) {
       cache = newCache(next); // a new budget or stale window starts an empty in-process tier
     }
-    app.log.level = next.log.level;
+    log.level = next.log.level;
     const { state: nextState, retired } = makeState(next, state);
     state = nextState;
     // Requests in flight keep the old state, and may not have reached their pool yet (waiting
@@ -177,7 +176,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     return notApplied;
   };
 
-  app.decorate('gateway', { state: () => state, reload, readiness: () => readiness(state, redis), metrics });
+  app.decorate('gateway', { state: () => state, reload, readiness: () => readiness(state, redis), metrics, log });
   // Set by the gateway handler (no onRequest hook: every hook costs on the hot path).
   app.decorateRequest('info', null as unknown as RequestInfo);
 
@@ -189,7 +188,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     // A body with a malformed Content-Type fails before any handler; no route reads bodies, so
     // the pipeline answers (405 for a POST) rather than a 500.
     if (err.code?.startsWith('FST_ERR_CTP')) return handler(request, reply);
-    request.log.error({ reqId: request.id, err }, 'unhandled error');
+    log.error({ reqId: request.id, err }, 'unhandled error');
     request.info ??= newRequestInfo();
     sendError(reply, 'INTERNAL', request.info.route?.startsWith('legacy.') ?? false);
     countRequest(metrics, request.info, 500);
@@ -203,7 +202,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     app.addHook('onResponse', (request, reply, done) => {
       if (!state.config.log.requests) return done();
       const i = request.info ?? newRequestInfo();
-      request.log.info(
+      log.info(
         {
           reqId: request.id,
           method: request.method,
@@ -274,7 +273,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
       new Promise<boolean>((r) => redis.once('ready', () => r(true))),
       new Promise<boolean>((r) => setTimeout(r, REDIS_STARTUP_WAIT_MS, false).unref()),
     ]);
-    if (!ready) app.log.warn('Redis is not reachable yet; serving with redis.onError until it is');
+    if (!ready) log.warn('Redis is not reachable yet; serving with redis.onError until it is');
   });
 
   app.addHook('onClose', async () => {
