@@ -165,9 +165,11 @@ function pipeline(state: GatewayState, request: FastifyRequest, reply: FastifyRe
   info.rpsHeader = key.rpsHeader;
 
   // 3. Rate limit, and credits in the same decision when the request is valid: one round trip.
-  const decided = state.quota.decide(key, resolved.cost);
-  if (decided instanceof Promise) return decided.then((decision) => afterQuota(state, request, reply, key, resolved, decision));
-  return afterQuota(state, request, reply, key, resolved, decided);
+  // One clock reading serves the decision and, when the store answers at once, the cache.
+  const now = state.now();
+  const decided = state.quota.decide(key, resolved.cost, now);
+  if (decided instanceof Promise) return decided.then((decision) => afterQuota(state, request, reply, key, resolved, decision, state.now()));
+  return afterQuota(state, request, reply, key, resolved, decided, now);
 }
 
 /** Steps 3 (the refusals) to 7. */
@@ -178,6 +180,7 @@ function afterQuota(
   key: ApiKey,
   resolved: Resolved,
   decision: QuotaDecision | undefined,
+  now: number,
 ): Promise<void> | undefined {
   const info = request.info;
   const resolution = resolved.resolution as Route;
@@ -218,8 +221,8 @@ function afterQuota(
   const showScam = typeof scam === 'string' ? scam : undefined;
   const chain = state.chains.get(resolution.chainId)!;
   const entryKey = showScam === undefined ? resolved.cacheKey : cacheKey(chain.id, v.upstreamPath, showScam);
-  const fresh = state.cache.peek(entryKey, resolved.ttlSeconds);
-  if (fresh) return sendEntry(request, reply, fresh, 'HIT', state.now());
+  const fresh = state.cache.peek(entryKey, resolved.ttlSeconds, now);
+  if (fresh) return sendEntry(request, reply, fresh, 'HIT', now);
 
   // 7. Stale, shared tier, or the upstream with identical misses coalesced.
   const fetchUpstream = () => fetchFromUpstream(state, request, chain, v.upstreamPath, showScam);

@@ -49,7 +49,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 const REQUEST_ID_PREFIX = randomUUID().replaceAll('-', '').slice(0, 16);
 let requestCounter = 0;
-const nextRequestId = (): string => `${REQUEST_ID_PREFIX}-${(++requestCounter).toString(16).padStart(10, '0')}`;
+const nextRequestId = (): string => `${REQUEST_ID_PREFIX}-${++requestCounter}`;
 /** After a reload, a retired chain's pool stays open this long past its timeoutMs. */
 const RETIRED_POOL_GRACE_MS = 5_000;
 /** How long start-up waits for Redis to connect before serving without it. */

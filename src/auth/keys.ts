@@ -30,7 +30,8 @@ export type KeySource =
 
 /** The credential of `Bearer <token>` (scheme case-insensitive, RFC 9110 11.1), or undefined. */
 function bearerToken(header: string): string | undefined {
-  if (header.length < 8 || header.charCodeAt(6) !== 32 || header.slice(0, 6).toLowerCase() !== 'bearer') {
+  // The usual spelling first: no lower-cased copy of the scheme per request.
+  if (!header.startsWith('Bearer ') && (header.length < 8 || header.charCodeAt(6) !== 32 || header.slice(0, 6).toLowerCase() !== 'bearer')) {
     return /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header)?.[1]; // unusual spacing: the careful path
   }
   const token = header.slice(7).trim();

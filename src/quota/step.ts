@@ -34,8 +34,7 @@ export class QuotaStep {
    * redis.onError). Synchronous when the store is (in process), so a cache hit need not wait
    * for a promise; a promise when the store is remote.
    */
-  decide(key: ApiKey, cost: number): QuotaDecision | undefined | Promise<QuotaDecision | undefined> {
-    const nowMs = this.now();
+  decide(key: ApiKey, cost: number, nowMs = this.now()): QuotaDecision | undefined | Promise<QuotaDecision | undefined> {
     if (nowMs < this.skipUntil) return this.failed(new Error('quota store backing off after a timeout'));
     const { rps, credits, period } = key.plan;
     let answer: QuotaDecision | Promise<QuotaDecision>;
