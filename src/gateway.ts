@@ -8,7 +8,7 @@ import { ageSeconds, cacheKey, type CacheEntry, type CacheOutcome } from './cach
 import type { ResponseCache } from './cache/response-cache.js';
 import type { Config, RouteName } from './config/schema.js';
 import { ERRORS, GatewayError, jsonErrorResponse, legacyErrorBody, messageBody, type ErrorCode } from './http/errors.js';
-import { H_CREDITS, H_REQUEST_ID, H_SCAM, PER_ANSWER_HEADERS } from './http/headers.js';
+import { decimal, H_CREDITS, H_REQUEST_ID, H_SCAM, PER_ANSWER_HEADERS } from './http/headers.js';
 import { stampQuotaHeaders, type QuotaStep } from './quota/step.js';
 import type { QuotaDecision } from './quota/types.js';
 import type { Route } from './routes/resolve.js';
@@ -90,7 +90,7 @@ function sendJson(reply: FastifyReply, status: number, body: string, creditsAfte
   const info = reply.request.info as RequestInfo | null;
   reply.header(H_REQUEST_ID, reply.request.id);
   if (info && info.rpsHeader !== '') stampQuotaHeaders(reply, info.rpsHeader, info.decision);
-  if (creditsAfterRefund !== undefined) reply.header(H_CREDITS, String(creditsAfterRefund));
+  if (creditsAfterRefund !== undefined) reply.header(H_CREDITS, decimal(creditsAfterRefund));
   return reply.code(status).header('content-type', JSON_TYPE).send(body);
 }
 
@@ -253,9 +253,9 @@ function sendEntry(request: FastifyRequest, reply: FastifyReply, entry: CacheEnt
   lines[at + 2] = outcome;
   lines[at + 4] = String(ageSeconds(entry, now));
   lines[at + 6] = d ? info.rpsHeader : '-1';
-  lines[at + 8] = d ? String(d.rateRemaining) : '-1';
-  lines[at + 10] = d ? String(d.rateResetMs) : '-1';
-  lines[at + 12] = d ? String(Math.max(d.credits, 0)) : '-1';
+  lines[at + 8] = d ? decimal(d.rateRemaining) : '-1';
+  lines[at + 10] = d ? decimal(d.rateResetMs) : '-1';
+  lines[at + 12] = d ? decimal(Math.max(d.credits, 0)) : '-1';
   // writeHead first: if it throws, nothing was sent and the error handler can still answer.
   reply.raw.writeHead(entry.status, lines);
   reply.hijack();

@@ -12,6 +12,7 @@ import type { Config } from './config/schema.js';
 import { countRequest, JSON_TYPE, makeHandler, newRequestInfo, sendError, type Chain, type GatewayState, type RequestInfo } from './gateway.js';
 import { readiness, startProbing, type Readiness } from './observability/health.js';
 import { Metrics } from './observability/metrics.js';
+import { decimal } from './http/headers.js';
 import { ThrottledWarning } from './observability/throttled-log.js';
 import { MemoryQuotaStore } from './quota/memory.js';
 import { RedisQuotaStore } from './quota/redis.js';
@@ -47,9 +48,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * Request ids: a random prefix per process and a counter, unique across processes and restarts
  * like a UUID but without drawing randomness per request.
  */
-const REQUEST_ID_PREFIX = randomUUID().replaceAll('-', '').slice(0, 16);
+const REQUEST_ID_PREFIX = `${randomUUID().replaceAll('-', '').slice(0, 16)}-`;
 let requestCounter = 0;
-const nextRequestId = (): string => `${REQUEST_ID_PREFIX}-${++requestCounter}`;
+const nextRequestId = (): string => REQUEST_ID_PREFIX + decimal(++requestCounter);
 /** After a reload, a retired chain's pool stays open this long past its timeoutMs. */
 const RETIRED_POOL_GRACE_MS = 5_000;
 /** How long start-up waits for Redis to connect before serving without it. */

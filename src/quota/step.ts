@@ -4,7 +4,7 @@
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { ApiKey } from '../auth/keys.js';
 import type { Config, RouteName } from '../config/schema.js';
-import { H_CREDITS, H_LIMIT, H_REMAINING, H_RESET } from '../http/headers.js';
+import { decimal, H_CREDITS, H_LIMIT, H_REMAINING, H_RESET } from '../http/headers.js';
 import { ThrottledWarning } from '../observability/throttled-log.js';
 import type { QuotaDecision, QuotaStore, Refund } from './types.js';
 
@@ -72,7 +72,7 @@ export function stampQuotaHeaders(reply: FastifyReply, rps: string, decision: Qu
   }
   reply
     .header(H_LIMIT, rps)
-    .header(H_REMAINING, String(decision.rateRemaining))
-    .header(H_RESET, String(decision.rateResetMs))
-    .header(H_CREDITS, String(Math.max(decision.credits, 0)));
+    .header(H_REMAINING, decimal(decision.rateRemaining))
+    .header(H_RESET, decimal(decision.rateResetMs))
+    .header(H_CREDITS, decimal(Math.max(decision.credits, 0)));
 }

@@ -37,6 +37,9 @@ describe('the running program', () => {
     expect(lines[0]).toMatchObject({ reqId: 'req-abc-1', chain: '1', route: 'token-balances', status: 200, cache: 'MISS', key: 'demo' });
     expect(typeof lines[0]!.upstreamMs).toBe('number');
     expect(lines[1]).toMatchObject({ status: 200, cache: 'HIT', key: 'demo' });
+    // A hit is written straight to the socket; its line still carries its time.
+    expect(lines[1]!.ms).toBeGreaterThan(0);
+    expect(gw.output()).toContain(`"url":"${gw.url}","msg":"listening"`);
     expect(lines.slice(2).map((l) => l.status)).toEqual([401, 401]);
     for (const secret of [DEMO_KEY, 'not-a-real-key-123', 'wrong-bearer-456', 'apikey=', 'Bearer ']) {
       expect(gw.output()).not.toContain(secret);
