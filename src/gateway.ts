@@ -136,12 +136,26 @@ export function makeHandler(getState: () => GatewayState) {
   return function handle(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
     // The state is read once: a reload swaps it for new requests while this one finishes.
     const state = getState();
-    const pending = pipeline(state, request, reply);
-    if (pending === undefined) {
-      countRequest(state.metrics, request.info, reply.statusCode);
+    const done = () => countRequest(state.metrics, request.info, reply.statusCode);
+    // An error before the answer goes to the error handler (a 500); one after it was written
+    // can only be logged (fastify, which has no logger here, would drop it).
+    const failed = (err: unknown) => {
+      if (!reply.sent) throw err;
+      state.log.error({ reqId: request.id, err }, 'error after the answer was sent');
+      done();
+    };
+    let pending: Promise<void> | undefined;
+    try {
+      pending = pipeline(state, request, reply);
+    } catch (err) {
+      failed(err);
       return undefined;
     }
-    return pending.then(() => countRequest(state.metrics, request.info, reply.statusCode));
+    if (pending === undefined) {
+      done();
+      return undefined;
+    }
+    return pending.then(done, failed);
   };
 }
 

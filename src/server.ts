@@ -250,8 +250,9 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     admin.get('/healthz', healthz);
     admin.get('/readyz', readyz);
     const { port, host } = config.metrics;
+    // A metrics port that cannot be had does not stop the gateway from serving; it is logged.
     app.addHook('onListen', async () => {
-      await admin.listen({ port, host });
+      await admin.listen({ port, host }).catch((err: unknown) => log.error({ err, host, port }, 'metrics listener failed; serving without /metrics'));
     });
     app.addHook('onClose', async () => {
       await admin.close();

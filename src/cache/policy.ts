@@ -66,6 +66,8 @@ export function toEntry(answer: UpstreamAnswer, nowMs: number, ttlSeconds: numbe
   };
 }
 
+const OWN: ReadonlySet<string> = new Set(PER_ANSWER_HEADERS);
+
 /**
  * An entry's header fields (a field with several values repeated), its Content-Length, then
  * the per-answer headers with empty values, as flat pairs.
@@ -73,6 +75,8 @@ export function toEntry(answer: UpstreamAnswer, nowMs: number, ttlSeconds: numbe
 export function headerLines(headers: CacheEntry['headers'], bodyLength: number): string[] {
   const lines: string[] = [];
   for (const name in headers) {
+    // The answer's own fields win, even over an entry stored by an older gateway that kept them.
+    if (name === 'content-length' || OWN.has(name)) continue;
     const value = headers[name];
     if (typeof value === 'string') lines.push(name, value);
     else if (value) for (const one of value) lines.push(name, one);

@@ -1,5 +1,7 @@
 // What an operator relies on: /metrics after known traffic, /healthz, /readyz flipping with
 // upstreams and Redis, and the metrics endpoint's guard and own port.
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureExplorer } from '../../fixture/explorer.js';
 import { useFixtureExplorer } from '../support/explorer.js';
@@ -104,6 +106,23 @@ describe('/metrics guard and port', () => {
       await gw.close();
     }
     await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
+  });
+
+  it('a metrics port that is taken is logged, and the gateway serves anyway', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const { port } = taken.address() as AddressInfo;
+    const lines: string[] = [];
+    const config = makeConfig([fixture().url], { metrics: { port, host: '127.0.0.1' }, log: { level: 'error', requests: false } });
+    const gw = await startGateway(config, { logStream: { write: (l: string) => void lines.push(l) } });
+    try {
+      expect((await gw.get(`/1/api/v2/addresses/${ADDRESS}/token-balances`)).status).toBe(200);
+      const failure = lines.map((l) => JSON.parse(l) as { msg: string; port: number }).find((l) => l.msg.startsWith('metrics listener failed'));
+      expect(failure?.port).toBe(port);
+    } finally {
+      await gw.close();
+      taken.close();
+    }
   });
 });
 

@@ -57,6 +57,22 @@ describe('cache policy', () => {
   });
 });
 
+describe('header lines of an entry', () => {
+  it('are its fields, its length, then the per-answer headers with empty values; the answer\'s own names win', () => {
+    // An entry from the shared tier may have been stored by an older gateway that kept these.
+    const e = toEntry(answer('{"a":1}', 200, { 'content-type': 'application/json', vary: 'accept', age: '100', 'x-cache': 'HIT from cdn', 'content-length': '99' }), 0, 15, 60);
+    expect(e.headerLines).toEqual([
+      'content-type', 'application/json', 'vary', 'accept', 'content-length', '7',
+      'x-request-id', '', 'x-cache', '', 'age', '', 'x-ratelimit-limit', '', 'x-ratelimit-remaining', '', 'x-ratelimit-reset', '', 'x-credits-remaining', '',
+    ]);
+  });
+
+  it('repeat a field with several values', () => {
+    const e = toEntry({ status: 200, headers: { link: ['<a>', '<b>'] }, body: Buffer.from(''), upstream: 'u' }, 0, 15, 60);
+    expect(e.headerLines.slice(0, 6)).toEqual(['link', '<a>', 'link', '<b>', 'content-length', '0']);
+  });
+});
+
 describe('Coalescer', () => {
   it('runs identical work once, shares its result and forgets it afterwards', async () => {
     const c = new Coalescer<number>();
