@@ -23,22 +23,16 @@ const USER_AGENT = 'explorer-gateway/0.1 (+https://github.com/blockscout)';
 export interface RequestInfo {
   chainId: string | undefined;
   route: RouteName | undefined;
-  keyName: string | undefined;
+  /** The key, once the key step found it: every answer from then on carries the quota headers. */
+  key: ApiKey | undefined;
   cache: CacheOutcome | undefined;
   upstream: string | undefined;
   upstreamMs: number | undefined;
-  /** The key's rps as x-ratelimit-limit, once the quota step ran ('' before). */
-  rpsHeader: string;
   /** The quota decision; undefined before the quota step or when the store failed. */
   decision: QuotaDecision | undefined;
   /** Credits billed to this request and not refunded (0: nothing to refund). */
   billed: number;
-  /** Where a refund goes: the key's digest and the period the credits came from. */
-  billedDigest: string;
-  billedPeriod: string;
-  /** The balance once this request's credits are given back. */
-  balanceAfterRefund: number;
-  /** The quota step that billed it. */
+  /** The quota step that billed it, for a refund. */
   quota: QuotaStep | undefined;
 }
 
@@ -68,16 +62,12 @@ export function newRequestInfo(): RequestInfo {
   return {
     chainId: undefined,
     route: undefined,
-    keyName: undefined,
+    key: undefined,
     cache: undefined,
     upstream: undefined,
     upstreamMs: undefined,
-    rpsHeader: '',
     decision: undefined,
     billed: 0,
-    billedDigest: '',
-    billedPeriod: '',
-    balanceAfterRefund: 0,
     quota: undefined,
   };
 }
@@ -89,7 +79,7 @@ export function newRequestInfo(): RequestInfo {
 function sendJson(reply: FastifyReply, status: number, body: string, creditsAfterRefund?: number): FastifyReply {
   const info = reply.request.info as RequestInfo | null;
   reply.header(H_REQUEST_ID, reply.request.id);
-  if (info && info.rpsHeader !== '') stampQuotaHeaders(reply, info.rpsHeader, info.decision);
+  if (info?.key) stampQuotaHeaders(reply, info.key.rpsHeader, info.decision);
   if (creditsAfterRefund !== undefined) reply.header(H_CREDITS, decimal(creditsAfterRefund));
   return reply.code(status).header('content-type', JSON_TYPE).send(body);
 }
@@ -99,11 +89,13 @@ export function sendError(reply: FastifyReply, code: ErrorCode, legacy: boolean)
   if (status === 401) reply.header('www-authenticate', code === 'NO_KEY' ? 'Bearer' : 'Bearer error="invalid_token"');
   if (status === 405) reply.header('allow', 'GET, HEAD');
   const info = reply.request.info as RequestInfo | null;
-  if (status < 500 || !info || info.billed === 0 || !info.quota) return sendJson(reply, status, legacy ? legacyErrorBody(message) : messageBody(message));
+  const body = legacy ? legacyErrorBody(message) : messageBody(message);
+  if (status < 500 || !info?.billed || !info.key || !info.decision || !info.quota) return sendJson(reply, status, body);
   // A 5xx answer, the gateway's or the upstream's, is not paid for (contract section 6).
-  info.quota.refund({ digest: info.billedDigest, periodId: info.billedPeriod, amount: info.billed });
+  const { key, decision, billed, quota } = info;
+  quota.refund({ digest: key.digest, periodId: decision.periodId, amount: billed });
   info.billed = 0;
-  return sendJson(reply, status, legacy ? legacyErrorBody(message) : messageBody(message), info.balanceAfterRefund);
+  return sendJson(reply, status, body, Math.max(decision.credits, 0) + billed);
 }
 
 /** The key step: 401 without a usable key, 403 when the key may not be used here. */
@@ -124,7 +116,7 @@ function authenticate(request: FastifyRequest, route: Route, keys: KeyRing): Api
 /** Counts a finished request (also called by the error handler). */
 export function countRequest(metrics: Metrics, info: RequestInfo, status: number): void {
   metrics.request(info.chainId ?? 'none', info.route ?? 'none', status);
-  if (info.billed > 0 && info.keyName !== undefined) metrics.spent(info.keyName, info.billed);
+  if (info.billed > 0 && info.key) metrics.spent(info.key.name, info.billed);
 }
 
 /**
@@ -136,27 +128,32 @@ export function makeHandler(getState: () => GatewayState) {
   return function handle(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
     // The state is read once: a reload swaps it for new requests while this one finishes.
     const state = getState();
-    const done = () => countRequest(state.metrics, request.info, reply.statusCode);
-    // An error before the answer goes to the error handler (a 500); one after it was written
-    // can only be logged (fastify, which has no logger here, would drop it).
-    const failed = (err: unknown) => {
-      if (!reply.sent) throw err;
-      state.log.error({ reqId: request.id, err }, 'error after the answer was sent');
-      done();
-    };
     let pending: Promise<void> | undefined;
     try {
       pending = pipeline(state, request, reply);
     } catch (err) {
-      failed(err);
+      failedAfterAnswer(state, request, reply, err);
       return undefined;
     }
     if (pending === undefined) {
-      done();
+      countRequest(state.metrics, request.info, reply.statusCode);
       return undefined;
     }
-    return pending.then(done, failed);
+    return pending.then(
+      () => countRequest(state.metrics, request.info, reply.statusCode),
+      (err: unknown) => failedAfterAnswer(state, request, reply, err),
+    );
   };
+}
+
+/**
+ * An error before the answer goes on to the error handler (a 500); one after the answer was
+ * written can only be logged (fastify, which has no logger here, would drop it).
+ */
+function failedAfterAnswer(state: GatewayState, request: FastifyRequest, reply: FastifyReply, err: unknown): void {
+  if (!reply.sent) throw err;
+  state.log.error({ reqId: request.id, err }, 'error after the answer was sent');
+  countRequest(state.metrics, request.info, reply.statusCode);
 }
 
 /** Steps 1 to 3; the rest follows the quota decision, at once or when the store answers. */
@@ -175,8 +172,7 @@ function pipeline(state: GatewayState, request: FastifyRequest, reply: FastifyRe
   // 2. Key.
   const key = authenticate(request, resolution, state.keys);
   if (typeof key === 'string') return void sendError(reply, key, resolution.legacy);
-  info.keyName = key.name;
-  info.rpsHeader = key.rpsHeader;
+  info.key = key;
 
   // 3. Rate limit, and credits in the same decision when the request is valid: one round trip.
   // One clock reading serves the decision and, when the store answers at once, the cache.
@@ -224,9 +220,6 @@ function afterQuota(
   }
   if (decision && decision.billed > 0) {
     info.billed = decision.billed;
-    info.billedDigest = key.digest;
-    info.billedPeriod = decision.periodId;
-    info.balanceAfterRefund = Math.max(decision.credits, 0) + decision.billed;
     info.quota = state.quota;
   }
 
@@ -266,7 +259,7 @@ function sendEntry(request: FastifyRequest, reply: FastifyReply, entry: CacheEnt
   lines[at] = request.id;
   lines[at + 2] = outcome;
   lines[at + 4] = String(ageSeconds(entry, now));
-  lines[at + 6] = d ? info.rpsHeader : '-1';
+  lines[at + 6] = d ? info.key!.rpsHeader : '-1';
   lines[at + 8] = d ? decimal(d.rateRemaining) : '-1';
   lines[at + 10] = d ? decimal(d.rateResetMs) : '-1';
   lines[at + 12] = d ? decimal(Math.max(d.credits, 0)) : '-1';

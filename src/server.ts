@@ -211,7 +211,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
           status: reply.statusCode,
           chain: i.chainId,
           route: i.route,
-          key: i.keyName,
+          key: i.key?.name,
           cache: i.cache,
           upstream: i.upstream,
           upstreamMs: i.upstreamMs,

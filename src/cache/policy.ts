@@ -1,6 +1,6 @@
 // What is cached, under which key, and for how long. Pure: no clock of its own, no I/O.
 import type { Config, RouteName } from '../config/schema.js';
-import { PER_ANSWER_HEADERS } from '../http/headers.js';
+import { isPassableResponseHeader, NO_TOKENS, PER_ANSWER_HEADERS } from '../http/headers.js';
 import type { UpstreamAnswer } from '../upstream/client.js';
 
 export type CacheOutcome = 'HIT' | 'MISS' | 'STALE';
@@ -66,8 +66,6 @@ export function toEntry(answer: UpstreamAnswer, nowMs: number, ttlSeconds: numbe
   };
 }
 
-const OWN: ReadonlySet<string> = new Set(PER_ANSWER_HEADERS);
-
 /**
  * An entry's header fields (a field with several values repeated), its Content-Length, then
  * the per-answer headers with empty values, as flat pairs.
@@ -75,8 +73,9 @@ const OWN: ReadonlySet<string> = new Set(PER_ANSWER_HEADERS);
 export function headerLines(headers: CacheEntry['headers'], bodyLength: number): string[] {
   const lines: string[] = [];
   for (const name in headers) {
-    // The answer's own fields win, even over an entry stored by an older gateway that kept them.
-    if (name === 'content-length' || OWN.has(name)) continue;
+    // The same rule as for an upstream's answer, again for entries from the shared tier that
+    // an older gateway stored with fields this one sets itself.
+    if (!isPassableResponseHeader(name, NO_TOKENS)) continue;
     const value = headers[name];
     if (typeof value === 'string') lines.push(name, value);
     else if (value) for (const one of value) lines.push(name, one);

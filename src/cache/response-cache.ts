@@ -64,7 +64,7 @@ export class ResponseCache {
    * A fresh entry from the in-process tier, synchronously: the hit path takes no promise and
    * no closure. Anything else (stale, missing) goes through get().
    */
-  peek(key: string, ttlSeconds: number, nowMs = this.options.now()): CacheEntry | undefined {
+  peek(key: string, ttlSeconds: number, nowMs: number): CacheEntry | undefined {
     if (ttlSeconds <= 0 || !this.memory) return undefined;
     const held = this.memory.get(key);
     if (held && nowMs < held.freshUntil) {

@@ -61,7 +61,7 @@ export function isPassableResponseHeader(name: string, connectionTokens: Readonl
   return name !== 'content-length' && name !== 'date' && name !== 'set-cookie' && name !== 'server';
 }
 
-const NO_TOKENS: ReadonlySet<string> = new Set();
+export const NO_TOKENS: ReadonlySet<string> = new Set();
 
 export function connectionTokens(value: string | string[] | undefined): ReadonlySet<string> {
   // Keep-alive connections name only themselves: no set to build for the usual answer.
