@@ -108,10 +108,11 @@ describe('answers from the upstream', () => {
     const res = await gw.get(BALANCES);
     expect(res.headers.get('x-explorer')).toBe('yes');
     expect(res.headers.get('proxy-authenticate')).toBeNull();
+    // The fixture sends its own x-ratelimit-* (limit 600) and here x-credits-remaining: 7; an
+    // upstream copy left in would come back joined to the gateway's with ", ".
+    expect(res.headers.get('x-ratelimit-limit')).toBe('1000');
+    for (const name of ['x-ratelimit-remaining', 'x-ratelimit-reset', 'x-credits-remaining']) expect(res.headers.get(name), name).toMatch(/^\d+$/);
     expect(res.headers.get('x-credits-remaining')).not.toBe('7');
-    for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
-      expect(res.headers.get(name), name).not.toBe((await fetch(`${explorer.url}/api/v2/addresses/${ADDRESS}/token-balances`)).headers.get(name));
-    }
   });
 });
 

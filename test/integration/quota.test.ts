@@ -30,6 +30,14 @@ const headers = (res: Response) => ({
   credits: res.headers.get('x-credits-remaining'),
 });
 
+/** All four quota headers, each one plain integer (an upstream's copy would be joined in with ", "). */
+function expectQuotaHeaders(res: Response, expected: { limit: string; remaining?: string; credits: string }): void {
+  for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-credits-remaining']) {
+    expect(res.headers.get(name), name).toMatch(/^\d+$/);
+  }
+  expect(headers(res)).toMatchObject(expected);
+}
+
 let n = 0;
 /** A gateway with one key on its own plan, so each test starts from a full balance and window. */
 async function gatewayWith(store: 'memory' | 'redis', plan: { rps: number; credits: number }, extra: Partial<ConfigInput> = {}) {
@@ -90,7 +98,7 @@ describe.each(['memory', 'redis'] as const)('quota through the gateway (%s store
     const res = await g.get(BALANCES); // costs 20
     expect(res.status).toBe(402);
     expect(await res.json()).toEqual({ message: 'Out of credits' });
-    expect(headers(res).credits).toBe('10');
+    expectQuotaHeaders(res, { limit: '100', remaining: '98', credits: '10' });
     expect(explorer.hits()).toBe(1);
   });
 
@@ -111,9 +119,11 @@ describe.each(['memory', 'redis'] as const)('quota through the gateway (%s store
     const failed = await g.get(BALANCES);
     expect(failed.status).toBe(502);
     // The header already shows the balance with this request refunded.
-    expect(headers(failed).credits).toBe('1000');
+    expectQuotaHeaders(failed, { limit: '100', credits: '1000' });
     explorer.set({ failStatus: null, delayMs: 1_000 });
-    expect((await g.get(BALANCES)).status).toBe(504);
+    const timedOut = await g.get(BALANCES);
+    expect(timedOut.status).toBe(504);
+    expectQuotaHeaders(timedOut, { limit: '100', credits: '1000' });
     explorer.reset();
     expect(headers(await g.get(BALANCES)).credits).toBe('980');
   });
@@ -132,8 +142,10 @@ describe.each(['memory', 'redis'] as const)('quota through the gateway (%s store
   it('a 4xx passed on from the upstream is billed', async () => {
     const g = await gatewayWith(store, { rps: 100, credits: 1000 });
     gw = g.gw;
-    explorer.set({ failStatus: 404 });
-    expect((await g.get(BALANCES)).status).toBe(404);
+    explorer.set({ failStatus: 404 }); // with the fixture's own x-ratelimit-* headers (limit 600)
+    const passedOn = await g.get(BALANCES);
+    expect(passedOn.status).toBe(404);
+    expectQuotaHeaders(passedOn, { limit: '100', remaining: '99', credits: '980' });
     explorer.reset();
     expect(headers(await g.get(BALANCES)).credits).toBe('960');
   });

@@ -98,6 +98,16 @@ describe('Coalescer', () => {
 });
 
 describe('ResponseCache', () => {
+  it('peek() gives only a fresh entry (counted as a hit); anything else is left to get()', async () => {
+    const cache = new ResponseCache({ maxBytes: 1_000_000, staleSeconds: 60, now: () => 0 });
+    expect(cache.peek('k', 10, 0)).toBeUndefined();
+    await cache.get('k', 10, counting(() => answer('{}')));
+    expect(cache.peek('k', 10, 9_999)?.body.toString()).toBe('{}');
+    expect(cache.peek('k', 10, 10_000)).toBeUndefined(); // stale: get() serves it and refreshes
+    expect(cache.peek('k', 0, 0)).toBeUndefined(); // a route with TTL 0 is never answered from the cache
+    expect(cache.counters).toMatchObject({ hits: 1, misses: 1 });
+  });
+
   it('is a miss, then a hit, then stale with one background refresh, then a hit again', async () => {
     let now = 0;
     const cache = new ResponseCache({ maxBytes: 1_000_000, staleSeconds: 60, now: () => now });
