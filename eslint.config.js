@@ -1,9 +1,12 @@
-// One linter: ESLint with typescript-eslint's type-aware recommended rules.
+// One linter: ESLint with typescript-eslint's type-aware recommended rules. Formatting is
+// prettier's (`npm run lint` runs `prettier --check` too); eslint-config-prettier turns off the
+// rules that would disagree with it.
 import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', '.bench-build/', '.scratch/'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', '.bench-build/', '.bench-base/', '.scratch/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -17,4 +20,5 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
+  prettier,
 );

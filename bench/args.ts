@@ -12,9 +12,11 @@ export interface BenchOptions {
   connections: number;
   variants: Variant[];
   loadgen: LoadGeneratorChoice;
+  /** A git revision whose gateway-hit is measured too, as `gateway-hit-base`. */
+  base: string | undefined;
 }
 
-export const USAGE = `usage: npm run bench -- [--duration SECONDS] [--rounds N] [--connections N] [--only ${VARIANTS.join(',')}] [--loadgen auto|wrk|autocannon]`;
+export const USAGE = `usage: npm run bench -- [--duration SECONDS] [--rounds N] [--connections N] [--only ${VARIANTS.join(',')}] [--loadgen auto|wrk|autocannon] [--base GIT_REF]`;
 
 function positiveInt(flag: string, value: string): number {
   const n = Number(value);
@@ -22,12 +24,18 @@ function positiveInt(flag: string, value: string): number {
   return n;
 }
 
-function variantList(value: string | undefined): Variant[] {
-  // Without nginx installed, its variant is left out unless asked for by name.
-  if (value === undefined) return VARIANTS.filter((v) => v !== 'nginx-cache' || hasNginx);
-  const names = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+function variantList(value: string | undefined, base: string | undefined): Variant[] {
+  // Without nginx installed, its variant is left out unless asked for by name; the base
+  // revision's gateway is measured only when --base names one.
+  if (value === undefined) return VARIANTS.filter((v) => (v !== 'nginx-cache' || hasNginx) && (v !== 'gateway-hit-base' || base));
+  const names = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   const unknown = names.filter((n) => !isVariant(n));
-  if (unknown.length > 0 || names.length === 0) throw new Error(`--only: unknown variant(s) ${unknown.join(', ')}; known: ${VARIANTS.join(', ')}`);
+  if (unknown.length > 0 || names.length === 0)
+    throw new Error(`--only: unknown variant(s) ${unknown.join(', ')}; known: ${VARIANTS.join(', ')}`);
+  if (names.includes('gateway-hit-base') && !base) throw new Error('--only gateway-hit-base needs --base GIT_REF');
   // Keep the canonical order whatever order was given, so alternation is always bare first.
   return VARIANTS.filter((v) => names.includes(v));
 }
@@ -46,6 +54,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
       connections: { type: 'string', default: '64' },
       only: { type: 'string' },
       loadgen: { type: 'string', default: 'auto' },
+      base: { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -54,7 +63,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     durationS: positiveInt('duration', values.duration),
     rounds: positiveInt('rounds', values.rounds),
     connections: positiveInt('connections', values.connections),
-    variants: variantList(values.only),
+    variants: variantList(values.only, values.base),
     loadgen: loadgenChoice(values.loadgen),
+    base: values.base,
   };
 }

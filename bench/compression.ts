@@ -28,12 +28,14 @@ try {
   for (const path of PATHS) {
     const res = await fetch(explorer.url + path);
     const body = Buffer.from(await res.arrayBuffer());
-    const entry = toEntry({ status: 200, headers: { 'content-type': 'application/json' }, body, upstream: '' }, Date.now(), 15, 60);
+    const entry = toEntry({ status: 200, headers: { 'content-type': 'application/json' }, body, upstream: '', ms: 0 }, Date.now(), 15, 60);
     const stored = await encodeEntry(entry);
     const encodeUs = await timeUs(() => encodeEntry(entry));
     const decodeUs = await timeUs(() => decodeEntry(stored));
     const name = path.split('?')[0]!.split('/').pop() === 'api' ? 'legacy getTokenHolders (100)' : path.split('/')[5]!.split('?')[0]!;
-    console.log(`| ${name} | ${body.length} | ${stored.length} | ${(stored.length / body.length).toFixed(2)} | ${encodeUs.toFixed(1)} | ${decodeUs.toFixed(1)} |`);
+    console.log(
+      `| ${name} | ${body.length} | ${stored.length} | ${(stored.length / body.length).toFixed(2)} | ${encodeUs.toFixed(1)} | ${decodeUs.toFixed(1)} |`,
+    );
   }
 } finally {
   await explorer.close();

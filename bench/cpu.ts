@@ -37,7 +37,10 @@ function machineTicks(): { busy: number; all: number } {
 function processTicks(pid: number | 'self', withReapedChildren: boolean): number {
   // Fields after the ")" closing the command name start at field 3; utime..cstime are 14..17.
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+  const f = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .map(Number);
   const own = (f[11] ?? 0) + (f[12] ?? 0);
   return withReapedChildren ? own + (f[13] ?? 0) + (f[14] ?? 0) : own;
 }

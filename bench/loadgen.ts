@@ -13,6 +13,8 @@ export interface LoadSpec {
   durationS: number;
   /** Ask for a different address on every request (wrk only; autocannon repeats `url`). */
   distinctPaths?: boolean;
+  /** Send the key as `Authorization: Bearer` (default); false when `url` carries it in `?apikey=`. */
+  bearer?: boolean;
 }
 
 export interface LoadResult {
@@ -62,10 +64,11 @@ function wrk(version: string): LoadGenerator {
   return {
     name: 'wrk',
     version,
-    async run({ url, connections, durationS, distinctPaths }) {
+    async run({ url, connections, durationS, distinctPaths, bearer = true }) {
       // One thread: the load generator has one core to itself.
       const script = distinctPaths ? WRK_DISTINCT_SCRIPT : WRK_SCRIPT;
-      const wrkArgs = ['-t1', `-c${connections}`, `-d${durationS}s`, '-s', script, '-H', `Authorization: ${AUTH_HEADER}`, url];
+      const auth = bearer ? ['-H', `Authorization: ${AUTH_HEADER}`] : [];
+      const wrkArgs = ['-t1', `-c${connections}`, `-d${durationS}s`, '-s', script, ...auth, url];
       const [cmd, args] = pinned(LOAD_CORE, 'wrk', wrkArgs);
       const out = await runBounded(cmd, args, durationS * 1000 + SLACK_MS);
       const line = out.stdout.split('\n').find((l) => l.startsWith('WRK_JSON '));
@@ -99,10 +102,11 @@ function autocannon(): LoadGenerator {
   return {
     name: 'autocannon',
     version,
-    async run({ url, connections, durationS }) {
+    async run({ url, connections, durationS, bearer = true }) {
       // The CLI in its own process (not the API in ours), so it can be pinned like wrk.
       // `K=V` header syntax: with `K: V` autocannon would keep the space in the value.
-      const acArgs = [cli, '-c', String(connections), '-d', String(durationS), '-j', '-n', '-H', `Authorization=${AUTH_HEADER}`, url];
+      const auth = bearer ? ['-H', `Authorization=${AUTH_HEADER}`] : [];
+      const acArgs = [cli, '-c', String(connections), '-d', String(durationS), '-j', '-n', ...auth, url];
       const [cmd, args] = pinned(LOAD_CORE, process.execPath, acArgs);
       const out = await runBounded(cmd, args, durationS * 1000 + SLACK_MS);
       if (out.code !== 0) throw new Error(`autocannon failed (${out.code}): ${out.stderr}`);

@@ -1,4 +1,4 @@
-// From runs to the summary: medians per variant (single runs vary ~10 %, performance.md), ratios
+// From runs to the summary: medians per variant (single runs vary 10 % and more here), ratios
 // and added latency against the median `bare` of the same bench, a Markdown table and JSON.
 // Four ratios, because this machine drifts: of medians, paired by round, of best runs, and of
 // server CPU per request (which does not depend on how fast the load generator parses answers).
@@ -133,4 +133,29 @@ export function runLine(run: Run, rounds: number): string {
   const errors = run.non2xx + run.socketErrors > 0 ? `, ${run.non2xx} non-2xx, ${run.socketErrors} socket errors` : '';
   const others = run.foreignCpu === null ? '' : `  other CPU ${percent(run.foreignCpu)}`;
   return `round ${run.round}/${rounds} ${run.variant.padEnd(12)} ${int(run.rps).padStart(7)} req/s  p50 ${run.p50Ms.toFixed(3)} ms  p99 ${run.p99Ms.toFixed(3)} ms${others}${errors}`;
+}
+
+/**
+ * `a` against `b`, paired by round (the same drift hits both): the median and quartiles of a's
+ * req/s over b's, and of b's server CPU per request over a's (above 1: a is cheaper).
+ */
+export function pairedComparison(runs: readonly Run[], a: Variant, b: Variant): string | undefined {
+  const rounds = new Map<number, Partial<Record<Variant, Run>>>();
+  for (const r of runs) rounds.set(r.round, { ...rounds.get(r.round), [r.variant]: r });
+  const rps: number[] = [];
+  const cpu: number[] = [];
+  for (const round of rounds.values()) {
+    const x = round[a];
+    const y = round[b];
+    if (!x || !y) continue;
+    rps.push(x.rps / y.rps);
+    if (x.serverCpuUsPerReq && y.serverCpuUsPerReq) cpu.push(y.serverCpuUsPerReq / x.serverCpuUsPerReq);
+  }
+  if (rps.length === 0) return undefined;
+  const quartiles = (v: number[]) => {
+    const s = [...v].sort((p, q) => p - q);
+    const at = (p: number) => s[Math.floor(p * (s.length - 1))]!.toFixed(2);
+    return `${median(s).toFixed(3)} (quartiles ${at(0.25)} to ${at(0.75)}, ${s.length} rounds)`;
+  };
+  return `${a} against ${b}, paired by round: req/s ${quartiles(rps)}; CPU per request (${b} / ${a}) ${cpu.length > 0 ? quartiles(cpu) : 'n/a'}`;
 }

@@ -1,7 +1,7 @@
 // `npm run bench`: measures what the quota step costs on a cache hit. Each variant runs in its
 // own process pinned to one core and is driven by wrk (or autocannon) pinned to the other; the
 // variants alternate round by round so that drift in the machine hits all of them alike, and
-// the summary uses medians (method: /work/shared/reference/performance.md).
+// the summary uses medians and four ratios to `bare` (README, Performance, says how to read them).
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -9,14 +9,15 @@ import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { RedisClient } from '../src/redis/client.js';
 import { parseBenchArgs, type BenchOptions } from './args.js';
+import { buildBase } from './base-build.js';
 import { BODY } from './body.js';
 import { foreignShare, processCpuSeconds, QUIET_SHARE, sampleCpu, waitForQuiet, type RedisCpuSeconds } from './cpu.js';
 import { pickLoadGenerator, type LoadGenerator } from './loadgen.js';
 import { canPin, LOAD_CORE, SERVER_CORE, stopAllStarted } from './procs.js';
 import { connectRedis, deletePrefix } from './redis.js';
-import { markdownTable, runLine, summarise, type Machine, type Run } from './report.js';
+import { markdownTable, pairedComparison, runLine, summarise, type Machine, type Run } from './report.js';
 import { startServer } from './server-process.js';
-import { AUTH_HEADER, BENCH_PATH, DISTINCT_PATHS, HAS_QUOTA_HEADERS, USES_REDIS, type Variant } from './shared.js';
+import { AUTH_HEADER, BENCH_KEY, BENCH_PATH, DISTINCT_PATHS, HAS_QUOTA_HEADERS, QUERY_KEY, USES_REDIS, type Variant } from './shared.js';
 
 /** Long enough for the JIT to compile the hot path and for connections to be established. */
 const WARMUP_S = 1;
@@ -31,14 +32,18 @@ const RESULTS_FILE = fileURLToPath(new URL('./results/latest.json', import.meta.
  * the quota variants, the quota headers) would be benchmarked on its error path.
  */
 async function checkAnswers(url: string, variant: Variant): Promise<void> {
-  const res = await fetch(url, { headers: { authorization: AUTH_HEADER }, signal: AbortSignal.timeout(5_000) });
+  const headers: Record<string, string> = QUERY_KEY.has(variant) ? {} : { authorization: AUTH_HEADER };
+  const res = await fetch(url, { headers, signal: AbortSignal.timeout(5_000) });
   const body = Buffer.from(await res.arrayBuffer());
   const quotaHeader = res.headers.get('x-ratelimit-limit');
   const problem =
-    res.status !== 200 ? `status ${res.status}`
-    : !body.equals(BODY) ? `a body of ${body.length} bytes, not the ${BODY.length}-byte bench body`
-    : HAS_QUOTA_HEADERS.has(variant) && quotaHeader === null ? 'no x-ratelimit-limit header'
-    : undefined;
+    res.status !== 200
+      ? `status ${res.status}`
+      : !body.equals(BODY)
+        ? `a body of ${body.length} bytes, not the ${BODY.length}-byte bench body`
+        : HAS_QUOTA_HEADERS.has(variant) && quotaHeader === null
+          ? 'no x-ratelimit-limit header'
+          : undefined;
   if (problem) throw new Error(`${variant} answered the check request with ${problem}`);
 }
 
@@ -56,17 +61,30 @@ async function measure(variant: Variant, round: number, ctx: BenchContext): Prom
   const quietBefore = await waitForQuiet(QUIET_WAIT_MS);
   const server = await startServer(variant, ctx.redisPrefix);
   try {
-    const url = `http://127.0.0.1:${server.port}${BENCH_PATH}`;
-    const load = { url, connections: ctx.opts.connections, distinctPaths: DISTINCT_PATHS.has(variant) };
+    const bearer = !QUERY_KEY.has(variant);
+    const url = `http://127.0.0.1:${server.port}${BENCH_PATH}${bearer ? '' : `?apikey=${BENCH_KEY}`}`;
+    const load = { url, connections: ctx.opts.connections, distinctPaths: DISTINCT_PATHS.has(variant), bearer };
     await checkAnswers(url, variant);
     await ctx.loadgen.run({ ...load, durationS: WARMUP_S });
     // The CPU window is the measured run only; the load generator is reaped (counted) by its end.
     const cpuBefore = await sampleCpu(ctx.redisCpu, server.pids);
-    const serverBefore = processCpuSeconds(server.pid);
+    const serverCpu = () => {
+      let total = 0;
+      for (const pid of server.serverPids) {
+        const s = processCpuSeconds(pid);
+        if (s === null) return null;
+        total += s;
+      }
+      return total;
+    };
+    const serverBefore = serverCpu();
     const result = await ctx.loadgen.run({ ...load, durationS: ctx.opts.durationS });
-    const serverAfter = processCpuSeconds(server.pid);
+    const serverAfter = serverCpu();
     const foreignCpu = foreignShare(cpuBefore, await sampleCpu(ctx.redisCpu, server.pids));
-    const serverCpuUsPerReq = serverBefore === null || serverAfter === null || result.requests === 0 ? null : ((serverAfter - serverBefore) * 1e6) / result.requests;
+    const serverCpuUsPerReq =
+      serverBefore === null || serverAfter === null || result.requests === 0
+        ? null
+        : ((serverAfter - serverBefore) * 1e6) / result.requests;
     return { variant, round, ...result, quietBefore, foreignCpu, serverCpuUsPerReq };
   } finally {
     await server.stop();
@@ -158,7 +176,8 @@ async function withRedis<T>(needed: boolean, body: (prefix: string, redisCpu: Re
     // A failed clean-up is reported, but must not throw away the results measured above.
     await deletePrefix(redis, prefix).then(
       (deleted) => console.log(`Redis: deleted ${deleted} keys under ${prefix}`),
-      (err: unknown) => console.error(`Redis: could not delete the keys under ${prefix}: ${err instanceof Error ? err.message : String(err)}`),
+      (err: unknown) =>
+        console.error(`Redis: could not delete the keys under ${prefix}: ${err instanceof Error ? err.message : String(err)}`),
     );
     await redis.quit().catch(() => redis.disconnect());
   }
@@ -168,22 +187,33 @@ async function main(): Promise<number> {
   const opts = parseBenchArgs(process.argv.slice(2));
   const loadgen = pickLoadGenerator(opts.loadgen);
   const machine = describeMachine(loadgen, opts);
-  const code = codeVersion();
+  const base = opts.base === undefined ? undefined : buildBase(opts.base);
+  const code = codeVersion() + (base === undefined ? '' : `; gateway-hit-base is ${base}`);
   console.log(`Code ${code}. Load generator: ${machine.loadGenerator}; ${machine.pinning}.`);
   console.log(`${opts.rounds} rounds of ${opts.variants.join(', ')}; ${WARMUP_S} s warm-up + ${opts.durationS} s per run.\n`);
 
-  const { runs, discarded } = await withRedis(opts.variants.some((v) => USES_REDIS.has(v)), (redisPrefix, redisCpu) =>
-    measureAll({ opts, loadgen, redisPrefix, redisCpu }),
+  const { runs, discarded } = await withRedis(
+    opts.variants.some((v) => USES_REDIS.has(v)),
+    (redisPrefix, redisCpu) => measureAll({ opts, loadgen, redisPrefix, redisCpu }),
   );
   const rows = summarise(runs, opts.variants);
   console.log(`\n${markdownTable(rows, machine)}\n`);
+  // Side by side, paired by round: a change against its base revision, usage rows against none.
+  for (const [a, b] of [
+    ['gateway-hit', 'gateway-hit-base'],
+    ['gateway-hit', 'gateway-hit-nousage'],
+  ] as const) {
+    const line = opts.variants.includes(a) && opts.variants.includes(b) ? pairedComparison(runs, a, b) : undefined;
+    if (line) console.log(`${line}\n`);
+  }
   const settings = { durationS: opts.durationS, rounds: opts.rounds, connections: opts.connections, warmupS: WARMUP_S };
   await writeResults({ generatedAt: new Date().toISOString(), code, machine, settings, rows, runs, discarded });
   console.log(`Written to ${RESULTS_FILE}`);
 
   const failing = rows.filter((r) => r.non2xx > 0);
   for (const r of failing) console.error(`${r.variant}: ${r.non2xx} non-2xx responses: the bench measured errors.`);
-  for (const r of rows.filter((x) => x.socketErrors > 0)) console.error(`${r.variant}: ${r.socketErrors} socket errors (connect/read/write/timeout).`);
+  for (const r of rows.filter((x) => x.socketErrors > 0))
+    console.error(`${r.variant}: ${r.socketErrors} socket errors (connect/read/write/timeout).`);
   if (rows.some((r) => (r.maxForeignCpu ?? 0) >= QUIET_SHARE)) {
     console.error('Other processes used the CPU during some runs (see "other CPU"): compare those numbers with care.');
   }

@@ -21,18 +21,25 @@ const STOP_GRACE_MS = 5_000;
  */
 const BUILD = fileURLToPath(new URL('../.bench-build/bench/', import.meta.url));
 const SERVER_ENTRY = `${BUILD}servers.js`;
+/** The same, compiled from the `--base` revision (bench/base-build.ts). */
+export const BASE_ROOT = fileURLToPath(new URL('../.bench-base/', import.meta.url));
+const BASE_SERVER_ENTRY = `${BASE_ROOT}.bench-build/bench/servers.js`;
 
 export interface RunningServer {
   port: number;
   /** The server's own pid (taskset execs node, so it is the child's pid). */
   pid: number;
+  /** The processes whose CPU is the server's: its own and its workers'. */
+  serverPids: number[];
   /** Every process of the variant (the server, and its origin if it has one), for CPU accounting. */
   pids: number[];
   stop(): Promise<void>;
 }
 
 function isReadyLine(value: unknown): value is ReadyLine {
-  return typeof value === 'object' && value !== null && (value as ReadyLine).ready === true && typeof (value as ReadyLine).port === 'number';
+  return (
+    typeof value === 'object' && value !== null && (value as ReadyLine).ready === true && typeof (value as ReadyLine).port === 'number'
+  );
 }
 
 function parseLine(line: string): unknown {
@@ -43,13 +50,13 @@ function parseLine(line: string): unknown {
   }
 }
 
-/** Resolves with the port from the child's ReadyLine; rejects if it exits or takes too long. */
-function waitReady(child: ChildProcess, variant: Variant | 'origin'): Promise<number> {
+/** Resolves with the child's ReadyLine; rejects if it exits or takes too long. */
+function waitReady(child: ChildProcess, variant: Variant | 'origin'): Promise<ReadyLine> {
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     const onExit = (code: number | null) => settle(new Error(`server ${variant}: exited with ${code} before it was ready`));
     const timer = setTimeout(() => settle(new Error(`server ${variant}: not ready after ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
-    function settle(outcome: number | Error): void {
+    function settle(outcome: ReadyLine | Error): void {
       clearTimeout(timer);
       child.off('exit', onExit);
       lines.close();
@@ -59,7 +66,7 @@ function waitReady(child: ChildProcess, variant: Variant | 'origin'): Promise<nu
     child.once('exit', onExit);
     lines.on('line', (line) => {
       const parsed = parseLine(line);
-      if (isReadyLine(parsed)) settle(parsed.port);
+      if (isReadyLine(parsed)) settle(parsed);
     });
   });
 }
@@ -74,7 +81,7 @@ async function startOrigin(): Promise<{ url: string; pid: number; stop(): Promis
   const [cmd, args] = pinned(LOAD_CORE, process.execPath, [ORIGIN_ENTRY, '0']);
   const child = start(cmd, args, 'inherit-stderr');
   try {
-    const port = await waitReady(child, 'origin');
+    const { port } = await waitReady(child, 'origin');
     return { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => stopChild(child, STOP_GRACE_MS) };
   } catch (err) {
     await stopChild(child, STOP_GRACE_MS);
@@ -88,7 +95,7 @@ export async function startServer(variant: Variant, redisPrefix: string): Promis
     const server = variant === 'nginx-cache' ? await startNginx(origin!.url) : await startNode(variant, redisPrefix, origin?.url);
     return {
       ...server,
-      pids: origin ? [server.pid, origin.pid] : [server.pid],
+      pids: origin ? [...server.serverPids, origin.pid] : server.serverPids,
       async stop() {
         await server.stop();
         await origin?.stop();
@@ -101,12 +108,17 @@ export async function startServer(variant: Variant, redisPrefix: string): Promis
 }
 
 async function startNode(variant: Variant, redisPrefix: string, origin: string | undefined): Promise<RunningServer> {
-  // node itself, not a wrapper: the pid we pin and stop is the server's.
-  const [cmd, args] = pinned(SERVER_CORE, process.execPath, [SERVER_ENTRY, variant, '0', redisPrefix, origin ?? '']);
+  // node itself, not a wrapper: the pid we pin and stop is the server's. The base revision's
+  // servers.js knows its own variant as gateway-hit.
+  const [entry, name] = variant === 'gateway-hit-base' ? [BASE_SERVER_ENTRY, 'gateway-hit'] : [SERVER_ENTRY, variant];
+  // Workers use every core the machine has (and share one with the load generator): not pinned.
+  const argv = [entry, name, '0', redisPrefix, origin ?? ''];
+  const [cmd, args] = variant === 'gateway-hit-workers' ? [process.execPath, argv] : pinned(SERVER_CORE, process.execPath, argv);
   const child = start(cmd, args, 'inherit-stderr');
   try {
-    const port = await waitReady(child, variant);
-    return { port, pid: child.pid!, pids: [child.pid!], stop: () => stopChild(child, STOP_GRACE_MS) };
+    const { port, workers = [] } = await waitReady(child, variant);
+    const serverPids = [child.pid!, ...workers];
+    return { port, pid: child.pid!, serverPids, pids: serverPids, stop: () => stopChild(child, STOP_GRACE_MS) };
   } catch (err) {
     await stopChild(child, STOP_GRACE_MS);
     throw err;
@@ -118,7 +130,7 @@ export const hasNginx: boolean = spawnSync('nginx', ['-v']).status === 0;
 
 /**
  * nginx with one worker (pinned like the node servers) answering from proxy_cache: the reference
- * a cache hit is compared with (performance.md: ~0.85 of the bare fastify route here).
+ * a cache hit is compared with (0.85 to 1.3 of the bare fastify route here: bench/results/).
  */
 async function startNginx(origin: string): Promise<RunningServer> {
   const dir = mkdtempSync(join(tmpdir(), 'egw-bench-nginx-'));
@@ -159,7 +171,7 @@ http {
   for (;;) {
     try {
       await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(1_000) });
-      return { port, pid: child.pid!, pids: [child.pid!], stop };
+      return { port, pid: child.pid!, serverPids: [child.pid!], pids: [child.pid!], stop };
     } catch {
       if (child.exitCode !== null || Date.now() > deadline) {
         await stop();

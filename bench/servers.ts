@@ -4,17 +4,22 @@
 //
 // bare and quota-* are the same fastify instance with the same options and the same route; the
 // quota variants add only the gateway's quota step, built from the real exported classes
-// (KeyRing, QuotaStep, the stores, stampQuotaHeaders), so the difference to `bare` is its cost.
+// (KeyRing, QuotaStep, the stores), so the difference to `bare` is its cost.
 // gateway-* run the whole gateway (buildServer) in front of an origin process.
+import cluster from 'node:cluster';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import proxy from '@fastify/http-proxy';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { pino } from 'pino';
-import { extractKey, KeyRing, type ApiKey } from '../src/auth/keys.js';
+import { extractKey } from '../src/auth/credentials.js';
+import { KeyRing, type ApiKey } from '../src/keys/ring.js';
 import { configSchema, costsSchema, keySchema, planSchema } from '../src/config/schema.js';
-import { buildServer } from '../src/server.js';
+import { buildServer } from '../src/app/server.js';
 import { MemoryQuotaStore } from '../src/quota/memory.js';
 import { RedisQuotaStore } from '../src/quota/redis.js';
-import { costOf, QuotaStep, stampQuotaHeaders } from '../src/quota/step.js';
+import { QuotaStep } from '../src/quota/step.js';
+import { costOf } from '../src/routes/settings.js';
+import { decimal } from '../src/http/headers.js';
 import type { QuotaDecision, QuotaStore } from '../src/quota/types.js';
 import { BODY, JSON_CONTENT_TYPE } from './body.js';
 import { connectRedis } from './redis.js';
@@ -37,7 +42,7 @@ function sendBody(reply: FastifyReply): FastifyReply {
 
 function newApp(): FastifyInstance {
   // No logger in any variant: a log line per request costs more than what is measured here
-  // (performance.md: 0.10 to 0.15 of the ratio), and it is an operator switch, not the quota step.
+  // (bench/results/2026-11-22-logging.md), and it is an operator switch, not the quota step.
   return Fastify({ logger: false });
 }
 
@@ -71,9 +76,17 @@ function bareHeadersApp(): FastifyInstance {
  * The gateway's key and quota steps in front of the body. A refusal or a failed store answers
  * non-2xx on purpose (not fail-open with -1 headers), so the runner notices it is measuring errors.
  */
+function stampQuotaHeaders(reply: FastifyReply, rps: string, d: QuotaDecision | undefined): void {
+  reply
+    .header('x-ratelimit-limit', d ? rps : '-1')
+    .header('x-ratelimit-remaining', d ? decimal(d.rateRemaining) : '-1')
+    .header('x-ratelimit-reset', d ? decimal(d.rateResetMs) : '-1')
+    .header('x-credits-remaining', d ? decimal(Math.max(d.credits, 0)) : '-1');
+}
+
 function quotaApp(store: QuotaStore): FastifyInstance {
   const app = newApp();
-  const quota = new QuotaStep(store, app.log, Date.now);
+  const quota = new QuotaStep(store, pino({ level: 'warn' }), Date.now);
   const answer = (reply: FastifyReply, key: ApiKey, decision: QuotaDecision | undefined): FastifyReply => {
     stampQuotaHeaders(reply, key.rpsHeader, decision);
     if (decision === undefined) return reply.code(503).send();
@@ -83,7 +96,7 @@ function quotaApp(store: QuotaStore): FastifyInstance {
   // As in the gateway: not an async handler, and no promise when the store answers at once.
   app.get(BENCH_ROUTE, (request: FastifyRequest, reply: FastifyReply) => {
     const source = extractKey(request.headers.authorization, NO_QUERY_KEYS);
-    const key = source.kind === 'key' ? BENCH_KEYS.find(source.key) : undefined;
+    const key = source.kind === 'key' ? BENCH_KEYS.find(source.key, Date.now()) : undefined;
     if (!key) return void reply.code(401).send();
     const decided = quota.decide(key, COST);
     if (decided instanceof Promise) return decided.then((d) => void answer(reply, key, d));
@@ -93,7 +106,10 @@ function quotaApp(store: QuotaStore): FastifyInstance {
 }
 
 /** The whole gateway, as `npm start` builds it, with one chain on the origin and one key. */
-function gatewayApp(origin: string, opts: { log: boolean; redisPrefix?: string | undefined; cache: boolean }): FastifyInstance {
+function gatewayApp(
+  origin: string,
+  opts: { log: boolean; redisPrefix?: string | undefined; cache: boolean; usage?: boolean },
+): FastifyInstance {
   const config = configSchema.parse({
     server: { host: '127.0.0.1', port: 0 },
     chains: { '1': { name: 'Bench', upstreams: [origin] } },
@@ -104,11 +120,13 @@ function gatewayApp(origin: string, opts: { log: boolean; redisPrefix?: string |
     cache: { ttlSeconds: opts.cache ? { 'token-balances': 3600 } : { 'token-balances': 0 } },
     metrics: { enabled: true },
     health: { probeIntervalMs: 3_600_000 },
+    storage: { path: ':memory:' },
+    usage: { enabled: opts.usage ?? true },
     ...(opts.redisPrefix ? { redis: { url: redisUrl(), keyPrefix: opts.redisPrefix } } : {}),
   });
-  // Log lines are written (serialised and all) through pino's own destination, as on stdout in
-  // production, but to /dev/null rather than the handshake pipe.
-  return buildServer(config, opts.log ? { logStream: pino.destination({ dest: '/dev/null', sync: true }) } : {});
+  // Log lines are written (serialised, buffered and all) as on stdout in production, but to
+  // /dev/null rather than the handshake pipe.
+  return buildServer(config, opts.log ? { logFile: '/dev/null' } : {});
 }
 
 /** A bare pass-through: @fastify/http-proxy (undici underneath) to the origin. */
@@ -125,6 +143,10 @@ async function buildVariant(variant: Variant, redisPrefix: string | undefined, o
   const o = origin ?? '';
   if (variant === 'gateway-hit') return gatewayApp(o, { log: false, cache: true });
   if (variant === 'gateway-hit-log') return gatewayApp(o, { log: true, cache: true });
+  if (variant === 'gateway-hit-nousage') return gatewayApp(o, { log: false, cache: true, usage: false });
+  if (variant === 'gateway-hit-apikey') return gatewayApp(o, { log: false, cache: true });
+  if (variant === 'gateway-hit-redis-apikey') return gatewayApp(o, { log: false, cache: true, redisPrefix });
+  if (variant === 'gateway-hit-workers') return gatewayApp(o, { log: false, cache: true, redisPrefix });
   if (variant === 'gateway-hit-redis') return gatewayApp(o, { log: false, cache: true, redisPrefix });
   if (variant === 'gateway-miss') return gatewayApp(o, { log: false, cache: false });
   if (variant === 'proxy-bare') return proxyApp(o);
@@ -140,7 +162,12 @@ async function buildVariant(variant: Variant, redisPrefix: string | undefined, o
   return app;
 }
 
-function parseArgs(argv: readonly string[]): { variant: Variant; port: number; redisPrefix: string | undefined; origin: string | undefined } {
+function parseArgs(argv: readonly string[]): {
+  variant: Variant;
+  port: number;
+  redisPrefix: string | undefined;
+  origin: string | undefined;
+} {
   const [variant, port = '0', redisPrefix, origin] = argv;
   if (variant === undefined || !isVariant(variant)) throw new Error(`usage: servers.ts VARIANT PORT [REDIS_PREFIX]; got ${variant}`);
   const n = Number(port);
@@ -148,14 +175,41 @@ function parseArgs(argv: readonly string[]): { variant: Variant; port: number; r
   return { variant, port: n, redisPrefix, origin: origin || undefined };
 }
 
+/** Workers of gateway-hit-workers: as `server.workers` runs them (process/primary.ts), node:cluster on one port. */
+const WORKERS = 2;
+
+async function primary(): Promise<void> {
+  // A free port first: workers listening on 0 would each get their own.
+  const port = await new Promise<number>((resolve) => {
+    const probe = createNetServer().listen(0, '127.0.0.1', () => {
+      const p = (probe.address() as AddressInfo).port;
+      probe.close(() => resolve(p));
+    });
+  });
+  const workers = Array.from({ length: WORKERS }, () => cluster.fork({ EGW_BENCH_PORT: String(port) }));
+  await Promise.all(workers.map((w) => new Promise<void>((resolve) => w.once('listening', () => resolve()))));
+  const ready: ReadyLine = { ready: true, port, workers: workers.map((w) => w.process.pid!) };
+  process.stdout.write(`${JSON.stringify(ready)}\n`);
+  process.once('SIGTERM', () => {
+    let left = workers.length;
+    for (const w of workers) {
+      w.once('exit', () => --left === 0 && process.exit(0));
+      w.process.kill('SIGTERM');
+    }
+  });
+}
+
 async function main(): Promise<void> {
-  const { variant, port, redisPrefix, origin } = parseArgs(process.argv.slice(2));
+  const { variant, port: given, redisPrefix, origin } = parseArgs(process.argv.slice(2));
+  if (variant === 'gateway-hit-workers' && cluster.isPrimary) return primary();
+  const port = cluster.isWorker ? Number(process.env.EGW_BENCH_PORT) : given;
   const app = await buildVariant(variant, redisPrefix, origin);
   await app.listen({ host: '127.0.0.1', port });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('server has no TCP address');
   const ready: ReadyLine = { ready: true, port: address.port };
-  process.stdout.write(`${JSON.stringify(ready)}\n`);
+  // A worker's readiness is the primary's to say (cluster's 'listening' event).
+  if (cluster.isPrimary) process.stdout.write(`${JSON.stringify(ready)}\n`);
   process.once('SIGTERM', () => {
     app.close().then(
       () => process.exit(0),

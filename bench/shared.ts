@@ -11,6 +11,13 @@
  * - nginx-cache: nginx (1 worker) answering from proxy_cache, when nginx is installed
  * - proxy-bare / gateway-miss: a bare @fastify/http-proxy pass-through, and the whole gateway
  *   with every request a miss (a different address each time), to the same origin process
+ * - gateway-hit-nousage: gateway-hit with `usage.enabled: false`: what counting usage rows costs
+ * - gateway-hit-workers: gateway-hit-redis as two worker processes (server.workers: 2) on one
+ *   port, not pinned: they share both cores with the load generator
+ * - gateway-hit-apikey, gateway-hit-redis-apikey: the same hits with the key in `?apikey=` (how
+ *   Etherscan-style clients send it) instead of `Authorization: Bearer`
+ * - gateway-hit-base: `gateway-hit` as another git revision builds it (`--base REF`), to compare
+ *   a change with what it changes, in the same run
  */
 export const VARIANTS = [
   'bare',
@@ -18,8 +25,13 @@ export const VARIANTS = [
   'quota-memory',
   'quota-redis',
   'gateway-hit',
+  'gateway-hit-base',
+  'gateway-hit-nousage',
+  'gateway-hit-apikey',
   'gateway-hit-log',
   'gateway-hit-redis',
+  'gateway-hit-redis-apikey',
+  'gateway-hit-workers',
   'nginx-cache',
   'proxy-bare',
   'gateway-miss',
@@ -27,13 +39,44 @@ export const VARIANTS = [
 export type Variant = (typeof VARIANTS)[number];
 
 /** Variants that stand in front of an origin process. */
-export const NEEDS_ORIGIN: ReadonlySet<Variant> = new Set(['gateway-hit', 'gateway-hit-log', 'gateway-hit-redis', 'nginx-cache', 'proxy-bare', 'gateway-miss']);
+export const NEEDS_ORIGIN: ReadonlySet<Variant> = new Set([
+  'gateway-hit',
+  'gateway-hit-base',
+  'gateway-hit-nousage',
+  'gateway-hit-apikey',
+  'gateway-hit-log',
+  'gateway-hit-redis',
+  'gateway-hit-redis-apikey',
+  'gateway-hit-workers',
+  'nginx-cache',
+  'proxy-bare',
+  'gateway-miss',
+]);
 /** Variants measured with a different path per request (misses, no coalescing). */
 export const DISTINCT_PATHS: ReadonlySet<Variant> = new Set(['proxy-bare', 'gateway-miss']);
 /** Variants that stamp the gateway's quota headers. */
-export const HAS_QUOTA_HEADERS: ReadonlySet<Variant> = new Set(['quota-memory', 'quota-redis', 'gateway-hit', 'gateway-hit-log', 'gateway-hit-redis', 'gateway-miss']);
+export const HAS_QUOTA_HEADERS: ReadonlySet<Variant> = new Set([
+  'quota-memory',
+  'quota-redis',
+  'gateway-hit',
+  'gateway-hit-base',
+  'gateway-hit-nousage',
+  'gateway-hit-apikey',
+  'gateway-hit-log',
+  'gateway-hit-redis',
+  'gateway-hit-redis-apikey',
+  'gateway-hit-workers',
+  'gateway-miss',
+]);
 /** Variants that use Redis. */
-export const USES_REDIS: ReadonlySet<Variant> = new Set(['quota-redis', 'gateway-hit-redis']);
+export const USES_REDIS: ReadonlySet<Variant> = new Set([
+  'quota-redis',
+  'gateway-hit-redis',
+  'gateway-hit-redis-apikey',
+  'gateway-hit-workers',
+]);
+/** Variants whose requests carry the key in `?apikey=` rather than in an Authorization header. */
+export const QUERY_KEY: ReadonlySet<Variant> = new Set(['gateway-hit-apikey', 'gateway-hit-redis-apikey']);
 
 export function isVariant(name: string): name is Variant {
   return (VARIANTS as readonly string[]).includes(name);
@@ -50,6 +93,8 @@ export const AUTH_HEADER = `Bearer ${BENCH_KEY}`;
 export interface ReadyLine {
   ready: true;
   port: number;
+  /** Processes serving besides the one that printed the line (the workers of gateway-hit-workers). */
+  workers?: number[];
 }
 
 /** Redis the quota-redis variant (and the clean-up) talks to. */

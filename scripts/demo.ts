@@ -3,7 +3,7 @@
 import type { AddressInfo } from 'node:net';
 import { startFixtureExplorer } from '../fixture/explorer.js';
 import { loadConfig } from '../src/config/load.js';
-import { buildServer } from '../src/server.js';
+import { buildServer } from '../src/app/server.js';
 
 const explorer = await startFixtureExplorer({ port: Number(process.env.DEMO_EXPLORER_PORT ?? 0) });
 process.env.DEMO_UPSTREAM = explorer.url;
@@ -22,16 +22,36 @@ const { port } = app.server.address() as AddressInfo;
 const base = `http://127.0.0.1:${port}`;
 const key = config.keys.find((k) => k.name === 'demo')?.key ?? 'demo-key-change-me';
 const address = '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045';
+const token = '0xb7d311e2eb55f2f68a9440da38e7989210b9a05e';
+const tx = '0x2ab9c5e6b6f8d3b1c5a4f1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0';
+const bearer = `-H 'Authorization: Bearer ${key}'`;
 process.stdout.write(`
 explorer-gateway demo
   fixture explorer: ${explorer.url}
-  gateway:          ${base}  (config/demo.yaml, key "demo" on plan free)
+  gateway:          ${base}  (config/demo.yaml, key "demo" on plan free, 5 requests a second)
 
-Try:
-  curl -s -H 'Authorization: Bearer ${key}' ${base}/1/api/v2/addresses/${address}/token-balances
+Try (every read route of Blockscout's PRO API and RPC API answers; these are a few):
+  curl -s ${bearer} ${base}/1/api/v2/addresses/${address}/token-balances
   curl -s '${base}/100/api/v2/addresses/${address}/transactions?items_count=2&apikey=${key}'
-  curl -s '${base}/1/api?module=token&action=getToken&contractaddress=0xb7d311e2eb55f2f68a9440da38e7989210b9a05e&apikey=${key}'
-  curl -si ${base}/1/api/v2/addresses/0x123/token-balances -H 'Authorization: Bearer ${key}'   # 422
+  curl -s ${bearer} ${base}/1/api/v2/blocks/19000000
+  curl -s ${bearer} ${base}/1/api/v2/transactions/${tx}/logs
+  curl -s ${bearer} ${base}/1/api/v2/tokens/${token}/holders
+  curl -s '${base}/1/api?module=token&action=getToken&contractaddress=${token}&apikey=${key}'
+  curl -s '${base}/1/api?module=account&action=balance&address=${address}&apikey=${key}'
+  curl -s '${base}/v2/api?chainid=100&module=account&action=balance&address=${address}&apikey=${key}'   # Etherscan V2 form
+  curl -si ${base}/1/api/v2/addresses/0x123/token-balances ${bearer}   # 422, Blockscout's own error body
+  curl -s ${base}/api/json/config   # chains and the cost of every route, no key
+
+Sell a key (the admin API, on its own loopback port; the CLI calls the same API):
+  export EGW_ADMIN_URL=${app.gateway.adminUrl() ?? '(admin API off: set admin.token)'} EGW_ADMIN_TOKEN=${config.admin.token ?? ''}
+  curl -s -H "Authorization: Bearer $EGW_ADMIN_TOKEN" -H 'content-type: application/json' -d '{"name":"acme","plan":"pro","owner":"acme-corp"}' $EGW_ADMIN_URL/keys
+  npx tsx src/cli.ts keys list
+  npx tsx src/cli.ts keys credits <id> 5000
+  npx tsx src/cli.ts usage --format csv
+
+Operate it (the operations listener, loopback only; the public port has a bare /healthz and /readyz):
+  curl -s ${app.gateway.opsUrl() ?? '(no operations listener: set metrics.port)'}/readyz
+  curl -s ${app.gateway.opsUrl() ?? ''}/metrics | grep '^egw_requests_total'
 
 Ctrl-C stops both.
 `);

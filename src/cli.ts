@@ -1,153 +1,33 @@
 #!/usr/bin/env node
-// argv -> loadConfig -> buildServer -> listen; signals -> close.
-import { watch } from 'node:fs';
-import { basename, dirname } from 'node:path';
-import { parseArgs } from 'node:util';
-import { hashKey } from './auth/keys.js';
-import { ConfigError, loadConfig } from './config/load.js';
-import type { Config } from './config/schema.js';
-import { buildServer } from './server.js';
+// The entry of the command line. Its first lines hold the signals (before anything else is
+// loaded: loading the gateway takes a moment, and Node's default for SIGHUP would end a process
+// that is still starting); the rest of the program is loaded after (src/cli-main.ts).
+// A SIGTERM or SIGINT held stops the gateway as soon as it has started; a SIGHUP is moot, since
+// the configuration is being read now.
 
-const USAGE = `explorer-gateway: a caching, quota-enforcing gateway in front of Blockscout explorers
-
-Usage:
-  explorer-gateway --config FILE [--host H] [--port N]   start the gateway (or GATEWAY_CONFIG=FILE)
-  explorer-gateway check-config FILE                      validate a configuration file
-  explorer-gateway hash-key KEY                           print the sha256 digest for keys[].sha256
-  explorer-gateway --help
-`;
-
-function fail(message: string, code = 2): never {
-  process.stderr.write(message.endsWith('\n') ? message : `${message}\n`);
-  process.exit(code);
+export interface HeldSignals {
+  /** The first stopping signal received while starting, if any. */
+  stopRequested(): NodeJS.Signals | undefined;
+  /** Hands signals over to the running program's own handlers. */
+  release(): void;
 }
 
-export function summarise(config: Config, file: string): string {
-  const lines = [`${file}: OK`];
-  lines.push(`chains (${Object.keys(config.chains).length}):`);
-  for (const [id, c] of Object.entries(config.chains)) lines.push(`  ${id}  ${c.name}  ${c.upstreams.join(', ')}`);
-  lines.push(`plans (${Object.keys(config.plans).length}):`);
-  for (const [name, p] of Object.entries(config.plans)) lines.push(`  ${name}  ${p.rps} rps, ${p.credits} credits ${p.period}`);
-  lines.push(`keys (${config.keys.length}):`);
-  for (const k of config.keys) {
-    lines.push(`  ${k.name}  plan ${k.plan}, ${k.status}${k.chains ? `, chains ${k.chains.join(',')}` : ''}`);
-  }
-  lines.push(`quota store: ${config.redis ? `redis (${config.redis.cluster ? 'cluster' : 'single'}, onError ${config.redis.onError})` : 'in process'}`);
-  return `${lines.join('\n')}\n`;
-}
+let stop: NodeJS.Signals | undefined;
+const onStop = (signal: NodeJS.Signals) => {
+  stop ??= signal;
+};
+const onHup = () => undefined;
+process.on('SIGTERM', onStop);
+process.on('SIGINT', onStop);
+process.on('SIGHUP', onHup);
+const held: HeldSignals = {
+  stopRequested: () => stop,
+  release() {
+    process.off('SIGTERM', onStop);
+    process.off('SIGINT', onStop);
+    process.off('SIGHUP', onHup);
+  },
+};
 
-function checkConfig(file: string | undefined): void {
-  if (!file) fail(`check-config needs a FILE\n\n${USAGE}`);
-  try {
-    process.stdout.write(summarise(loadConfig(file), file));
-  } catch (err) {
-    if (err instanceof ConfigError) fail(err.message, 1);
-    throw err;
-  }
-}
-
-async function serve(values: { config?: string | undefined; host?: string | undefined; port?: string | undefined }): Promise<void> {
-  const file = values.config ?? process.env.GATEWAY_CONFIG;
-  if (!file) fail(`no configuration: pass --config FILE or set GATEWAY_CONFIG\n\n${USAGE}`);
-  let config: Config;
-  try {
-    config = loadConfig(file);
-  } catch (err) {
-    if (err instanceof ConfigError) fail(err.message, 1);
-    throw err;
-  }
-  const host = values.host ?? config.server.host;
-  const port = values.port === undefined ? config.server.port : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: expected a port number, got ${values.port}`);
-
-  const app = buildServer(config);
-
-  // Reload on SIGHUP, and on file changes when server.watchConfig is set. An invalid file is
-  // rejected with its problems logged; the running configuration stays.
-  const reload = (why: string) => {
-    try {
-      const next = loadConfig(file);
-      const notApplied = app.gateway.reload(next);
-      app.gateway.log.info({ why, file, notApplied }, notApplied.length ? 'configuration reloaded; some sections need a restart' : 'configuration reloaded');
-    } catch (err) {
-      const problems = err instanceof ConfigError ? err.problems : [String(err)];
-      app.gateway.log.error({ why, file, problems }, 'configuration rejected; keeping the running one');
-    }
-  };
-  process.on('SIGHUP', () => reload('SIGHUP'));
-  if (config.server.watchConfig) watchFile(file, reload);
-
-  let closing = false;
-  const close = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    app.gateway.log.info({ signal, timeoutMs: config.server.shutdownTimeoutMs }, 'shutting down: no new connections, finishing requests in flight');
-    // Requests in flight get shutdownTimeoutMs; past it, connections are cut.
-    const force = setTimeout(() => {
-      app.gateway.log.warn('shutdown timeout: closing the connections still open');
-      app.server.closeAllConnections();
-      setTimeout(() => process.exit(1), 1_000).unref();
-    }, config.server.shutdownTimeoutMs);
-    force.unref();
-    // Keep-alive connections whose last request finished after close() began would hold the
-    // server open until the client drops them; close each as soon as it is idle.
-    const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
-    sweep.unref();
-    app.close().then(
-      () => {
-        clearTimeout(force);
-        clearInterval(sweep);
-        process.exit(0);
-      },
-      (err: unknown) => {
-        app.gateway.log.error({ err }, 'error while closing');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => close('SIGTERM'));
-  process.on('SIGINT', () => close('SIGINT'));
-  const url = await app.listen({ host, port });
-  app.gateway.log.info({ url }, 'listening');
-}
-
-/** Calls `onChange` once after a burst of changes to `file` (editors write in several steps). */
-function watchFile(file: string, onChange: (why: string) => void): void {
-  let timer: NodeJS.Timeout | undefined;
-  watch(dirname(file), (_event, name) => {
-    if (name !== basename(file)) return;
-    clearTimeout(timer);
-    timer = setTimeout(() => onChange('file changed'), 200);
-  }).unref();
-}
-
-async function main(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      config: { type: 'string', short: 'c' },
-      host: { type: 'string' },
-      port: { type: 'string', short: 'p' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return;
-  }
-  const [command, arg, extra] = positionals;
-  if (command === 'check-config') return checkConfig(arg);
-  if (command === 'hash-key') {
-    if (arg === undefined || arg === '' || extra !== undefined) fail(`hash-key needs exactly one KEY\n\n${USAGE}`);
-    process.stdout.write(`${hashKey(arg)}\n`);
-    return;
-  }
-  if (command !== undefined) fail(`unknown command: ${command}\n\n${USAGE}`);
-  await serve(values);
-}
-
-main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) fail(`${err.message}\n\n${USAGE}`);
-  fail(`explorer-gateway: ${err instanceof Error ? err.message : String(err)}`, 1);
-});
+const { run } = await import('./cli-main.js');
+run(process.argv.slice(2), held);

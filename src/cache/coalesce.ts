@@ -12,6 +12,11 @@ export class Coalescer<T> {
     return this.inflight.has(key);
   }
 
+  /** Settles when no work is in flight, including work started while waiting. */
+  async idle(): Promise<void> {
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight.values()]);
+  }
+
   /** `joined` is true when the call waited on work another caller started. */
   run(key: string, work: () => Promise<T>): { promise: Promise<T>; joined: boolean } {
     const existing = this.inflight.get(key);

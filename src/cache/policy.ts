@@ -1,5 +1,4 @@
 // What is cached, under which key, and for how long. Pure: no clock of its own, no I/O.
-import type { Config, RouteName } from '../config/schema.js';
 import { isPassableResponseHeader, NO_TOKENS, PER_ANSWER_HEADERS } from '../http/headers.js';
 import type { UpstreamAnswer } from '../upstream/client.js';
 
@@ -25,12 +24,6 @@ export interface CacheEntry {
 
 /** Fixed per-entry overhead counted against cache.maxBytes: key, headers, object and LRU node. */
 export const ENTRY_OVERHEAD_BYTES = 512;
-
-export function ttlSecondsFor(cache: Config['cache'], route: RouteName): number {
-  const own = cache.ttlSeconds[route];
-  if (own !== undefined) return own;
-  return route.startsWith('legacy.') ? (cache.ttlSeconds.legacy ?? 0) : 0;
-}
 
 /**
  * One entry serves every API key (explorer data is public): the key is the chain, the upstream

@@ -10,15 +10,21 @@ import type { RedisCacheTier } from './redis-tier.js';
 /** After a failed background refresh, wait this long before trying the upstream again. */
 export const REFRESH_RETRY_MS = 1_000;
 
+/** The upstream request a fill made: every request that waited on the fill is told of it. */
+export interface Fetched {
+  upstream: string;
+  ms: number;
+}
+
 export interface CacheResult {
   entry: CacheEntry;
   outcome: CacheOutcome;
+  /** The upstream request behind a MISS (undefined when the answer came from a cache tier). */
+  fetched?: Fetched | undefined;
 }
 
 /** Where a fill found its answer, and whether it now holds a fresh entry. */
-interface Fill {
-  entry: CacheEntry;
-  outcome: CacheOutcome;
+interface Fill extends CacheResult {
   fresh: boolean;
 }
 
@@ -32,6 +38,8 @@ export interface CacheCounters {
 
 export interface ResponseCacheOptions {
   maxBytes: number;
+  /** Larger entries are not kept in the in-process tier (default: maxBytes). */
+  maxEntryBytes?: number;
   staleSeconds: number;
   now: () => number;
   shared?: RedisCacheTier | undefined;
@@ -47,7 +55,11 @@ export class ResponseCache {
   constructor(private readonly options: ResponseCacheOptions) {
     this.memory =
       options.maxBytes > 0
-        ? new LRUCache<string, CacheEntry>({ maxSize: options.maxBytes, sizeCalculation: (entry, key) => entrySize(key, entry) })
+        ? new LRUCache<string, CacheEntry>({
+            maxSize: options.maxBytes,
+            maxEntrySize: options.maxEntryBytes ?? options.maxBytes,
+            sizeCalculation: (entry, key) => entrySize(key, entry),
+          })
         : undefined;
   }
 
@@ -58,6 +70,11 @@ export class ResponseCache {
 
   get entries(): number {
     return this.memory?.size ?? 0;
+  }
+
+  /** Settles when no fill or background refresh is running (tests wait on it instead of sleeping). */
+  idle(): Promise<void> {
+    return this.inflight.idle();
   }
 
   /**
@@ -133,6 +150,6 @@ export class ResponseCache {
       this.memory?.set(key, entry);
       this.options.shared?.set(key, entry, now);
     }
-    return { entry, outcome: 'MISS', fresh: storable };
+    return { entry, outcome: 'MISS', fresh: storable, fetched: { upstream: answer.upstream, ms: answer.ms } };
   }
 }

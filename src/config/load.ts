@@ -5,7 +5,7 @@ import { LineCounter, parseDocument, isNode } from 'yaml';
 import type { ZodError } from 'zod';
 import { configSchema, type Config } from './schema.js';
 import { substituteEnv } from './env.js';
-import { hashKey } from '../auth/keys.js';
+import { configuredDigest } from '../auth/digest.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -96,7 +96,7 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   // One key listed twice (in clear or as a digest) would make its plan ambiguous.
   const seen = new Map<string, string>();
   result.data.keys.forEach((k, i) => {
-    const digest = k.sha256?.toLowerCase() ?? hashKey(k.key ?? '');
+    const digest = configuredDigest(k);
     const other = seen.get(digest);
     if (other !== undefined) {
       problems.push(`${at(file, lineOf(['keys', i]))}keys[${i}]: the same key as "${other}"`);

@@ -1,25 +1,44 @@
 // The configuration schema: the single source of truth for the YAML file's shape, its types and
 // its defaults (contract section 3). Unknown keys are errors everywhere (strict objects).
 import { z } from 'zod';
+import { RESERVED_CHAIN_IDS } from '../routes/resolve.js';
+import { closestRouteNames, ROUTE_NAMES } from '../routes/table.js';
 
-export const ROUTE_NAMES = [
-  'token-balances',
-  'transactions',
-  'legacy.getToken',
-  'legacy.getTokenHolders',
-  'legacy.bridgedTokenList',
-] as const;
-export type RouteName = (typeof ROUTE_NAMES)[number];
+/** A route of the table (routes/table.ts): what `costs.routes` and `cache.ttlSeconds` are keyed by. */
+export type RouteName = string;
+const KNOWN_ROUTES: ReadonlySet<string> = new Set(ROUTE_NAMES);
 
 const positiveInt = (what = 'a positive integer') =>
-  z.number({ error: `expected ${what}` }).int({ error: `expected ${what}` }).positive({ error: `expected ${what}` });
+  z
+    .number({ error: `expected ${what}` })
+    .int({ error: `expected ${what}` })
+    .positive({ error: `expected ${what}` });
 const nonNegativeInt = (what = 'a non-negative integer') =>
-  z.number({ error: `expected ${what}` }).int({ error: `expected ${what}` }).min(0, { error: `expected ${what}` });
+  z
+    .number({ error: `expected ${what}` })
+    .int({ error: `expected ${what}` })
+    .min(0, { error: `expected ${what}` });
 const nonEmpty = (what: string) => z.string({ error: `expected ${what}` }).min(1, { error: `expected ${what}` });
 
 const httpUrl = z
   .string({ error: 'expected an http(s) URL' })
   .refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), { error: 'expected an http(s) URL' });
+
+const decodes = (s: string) => {
+  try {
+    decodeURIComponent(s);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const upstreamUrl = httpUrl
+  .refine((s) => !URL.canParse(s) || (new URL(s).search === '' && new URL(s).hash === ''), {
+    error: 'expected a base URL without ?query or #fragment (the upstream key goes in upstreamApiKey)',
+  })
+  .refine((s) => !URL.canParse(s) || (decodes(new URL(s).username) && decodes(new URL(s).password)), {
+    error: 'expected user:password@ to be percent-encoded',
+  });
 
 const redisUrl = z
   .string({ error: 'expected a redis:// or rediss:// URL' })
@@ -45,6 +64,31 @@ export const serverSchema = z.strictObject({
   watchConfig: z.boolean({ error: 'expected true or false' }).default(false),
   /** On SIGTERM, how long requests in flight may take to finish before connections are cut, ms. */
   shutdownTimeoutMs: positiveInt().default(10_000),
+  /**
+   * How long a client may take to send a request's headers, from the moment it connects, ms;
+   * then 408 and the connection is closed. HAProxy's `timeout http-request` in its documented
+   * examples is 10 s (Node's own default is 60 s).
+   */
+  headersTimeoutMs: positiveInt().default(10_000),
+  /** How long a client may take to send a whole request, ms (no route reads a body). */
+  requestTimeoutMs: positiveInt().default(30_000),
+  /** How long an idle keep-alive connection is kept open, ms; above a load balancer's idle timeout when behind one. */
+  keepAliveTimeoutMs: positiveInt().default(5_000),
+  /**
+   * Most client connections held at once. Absent: the process's open-file limit less what the
+   * gateway needs for upstreams, Redis and its store (http/connections.ts). At the cap, the
+   * connections that have not sent a complete request are closed first.
+   */
+  maxConnections: positiveInt().optional(),
+  /**
+   * Worker processes serving one port (node:cluster): a number, or `auto` for one per core.
+   * More than one needs `redis` (balances and rate windows must be shared).
+   */
+  workers: z
+    .union([positiveInt('a positive integer or auto'), z.literal('auto', { error: 'expected a positive integer or auto' })], {
+      error: 'expected a positive integer or auto',
+    })
+    .default(1),
 });
 
 export const redisSchema = z
@@ -67,12 +111,21 @@ export const redisSchema = z
 export const chainSchema = z.strictObject({
   /** Display name, used in logs and metrics. */
   name: nonEmpty('a chain name'),
-  /** Base URLs of the chain's explorers, tried in order when a connection cannot be made. */
-  upstreams: z.array(httpUrl, { error: 'expected a list of URLs' }).min(1, { error: 'expected at least one URL' }),
+  /**
+   * Base URLs of the chain's explorers, tried in order when a connection cannot be made.
+   * `user:password@` in one is sent as Basic auth (upstream/client.ts); logs, metrics and
+   * /readyz name an upstream by its host only.
+   */
+  upstreams: z.array(upstreamUrl, { error: 'expected a list of URLs' }).min(1, { error: 'expected at least one URL' }),
   /** Sent upstream as `apikey`; empty means none. */
   upstreamApiKey: optionalSecret,
   /** Deadline for the upstream's answer (headers and body), ms; past it the client gets 504. */
   timeoutMs: positiveInt().default(10_000),
+  /**
+   * Larger answers are refused (502, refunded, not cached): a buffered answer, a cache entry and
+   * a coalesced answer are held in memory. Blockscout pages at 50 items; 8 MiB is far above them.
+   */
+  maxResponseBytes: positiveInt().default(8 * 1024 * 1024),
 });
 
 export const planSchema = z.strictObject({
@@ -105,13 +158,14 @@ export const keySchema = z
     error: 'expected exactly one of key or sha256',
   });
 
-const routeNameEnum = z.enum(ROUTE_NAMES);
+/** A map from route name to a number; names are checked against the route table in configSchema. */
+const byRouteName = (what: string) => z.record(z.string(), nonNegativeInt(), { error: `expected a map of route name to ${what}` });
 
 export const costsSchema = z.strictObject({
-  /** Credits charged for a route without its own entry. */
+  /** Credits charged for a route that has no entry here and no cost of its own in the PRO API's table. */
   default: nonNegativeInt().default(20),
-  /** Credits per route name. */
-  routes: z.partialRecord(routeNameEnum, nonNegativeInt(), { error: 'expected a map of route name to credits' }).default({}),
+  /** Credits per route name; routes not listed cost the PRO API's price (routes/table.ts), else `default`. */
+  routes: byRouteName('credits').default({}),
 });
 
 export const logSchema = z.strictObject({
@@ -125,22 +179,10 @@ export const cacheSchema = z.strictObject({
   /** Budget of the in-process cache tier, bytes. */
   maxBytes: nonNegativeInt().default(134_217_728),
   /**
-   * Freshness per route name, seconds; 0 = not cached. `legacy` covers the three legacy actions
-   * unless one has its own entry. Routes not listed keep their default.
+   * Freshness per route name, seconds; 0 = not cached. `legacy` covers every legacy action that
+   * has no entry of its own. Routes not listed keep their family's default (routes/table.ts).
    */
-  ttlSeconds: z
-    .strictObject(
-      {
-        'token-balances': nonNegativeInt().default(15),
-        transactions: nonNegativeInt().default(5),
-        legacy: nonNegativeInt().default(30),
-        'legacy.getToken': nonNegativeInt().optional(),
-        'legacy.getTokenHolders': nonNegativeInt().optional(),
-        'legacy.bridgedTokenList': nonNegativeInt().optional(),
-      },
-      { error: 'expected a map of route name to seconds' },
-    )
-    .default({ 'token-balances': 15, transactions: 5, legacy: 30 }),
+  ttlSeconds: byRouteName('seconds').default({}),
   /** How long an expired entry may still be served while refreshing or when the upstream fails. */
   staleSeconds: nonNegativeInt().default(60),
 });
@@ -163,12 +205,50 @@ export const healthSchema = z.strictObject({
   probeTimeoutMs: positiveInt().default(2_000),
 });
 
-const chainId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'expected a chain id of letters, digits, _ or -' });
+export const adminSchema = z.strictObject({
+  /**
+   * Every admin call needs `Authorization: Bearer <token>`; absent (or empty), the admin API is
+   * off. At least 16 characters: it guards every key and balance.
+   */
+  token: optionalSecret.refine((t) => t === undefined || t.length >= 16, { error: 'expected a token of at least 16 characters' }),
+  /** The admin listener's own address: loopback by default, never the public listener. */
+  host: nonEmpty('a host name or address').default('127.0.0.1'),
+  /** Its port; 0 picks a free one. */
+  port: port().default(9091),
+});
+
+export const storageSchema = z.strictObject({
+  /** The embedded store (SQLite) of a gateway without `redis`: run-time keys, bought credits, spend, usage, audit. */
+  path: nonEmpty('a file path').default('data/gateway.db'),
+});
+
+export const usageSchema = z.strictObject({
+  /** Record one row per UTC day, key, chain and route (requests, credits, cache hits, refusals, errors). */
+  enabled: z.boolean({ error: 'expected true or false' }).default(true),
+  /** How long daily usage rows are kept, days. */
+  retentionDays: positiveInt().default(400),
+});
+
+const chainId = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'expected a chain id of letters, digits, _ or -' })
+  .refine((id) => !RESERVED_CHAIN_IDS.has(id), {
+    error: `expected a chain id other than ${[...RESERVED_CHAIN_IDS].join(' or ')} (the Etherscan-style /api and /v2/api paths)`,
+  });
 const planName = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'expected a plan name of letters, digits, _ . or -' });
 
 export const configSchema = z
   .strictObject({
-    server: serverSchema.default({ host: '0.0.0.0', port: 8080, watchConfig: false, shutdownTimeoutMs: 10_000 }),
+    server: serverSchema.default({
+      host: '0.0.0.0',
+      port: 8080,
+      watchConfig: false,
+      shutdownTimeoutMs: 10_000,
+      workers: 1,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 5_000,
+    }),
     redis: redisSchema.optional(),
     chains: z
       .record(chainId, chainSchema, { error: 'expected a map of chain id to chain' })
@@ -177,13 +257,12 @@ export const configSchema = z
     keys: z.array(keySchema, { error: 'expected a list of keys' }).default([]),
     costs: costsSchema.default({ default: 20, routes: {} }),
     log: logSchema.default({ level: 'info', requests: true }),
-    cache: cacheSchema.default({
-      maxBytes: 134_217_728,
-      ttlSeconds: { 'token-balances': 15, transactions: 5, legacy: 30 },
-      staleSeconds: 60,
-    }),
+    cache: cacheSchema.default({ maxBytes: 134_217_728, ttlSeconds: {}, staleSeconds: 60 }),
     metrics: metricsSchema.default({ enabled: true, host: '127.0.0.1', token: undefined }),
     health: healthSchema.default({ probeIntervalMs: 10_000, probeTimeoutMs: 2_000 }),
+    admin: adminSchema.default({ token: undefined, host: '127.0.0.1', port: 9091 }),
+    storage: storageSchema.default({ path: 'data/gateway.db' }),
+    usage: usageSchema.default({ enabled: true, retentionDays: 400 }),
   })
   // Cross-references run even when other parts of the file are wrong, so that one run of
   // check-config lists every problem; the input may then be partly malformed.
@@ -193,6 +272,38 @@ export const configSchema = z
         v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
       const chains = record(c.chains);
       const plans = record(c.plans);
+      const routeNames = (section: 'costs' | 'cache', key: 'routes' | 'ttlSeconds', also: string[] = []) => {
+        for (const name of Object.keys(record(record(c[section])[key]))) {
+          if (KNOWN_ROUTES.has(name) || also.includes(name)) continue;
+          const closest = closestRouteNames(name).map((n) => `"${n}"`);
+          ctx.addIssue({
+            code: 'custom',
+            path: [section, key, name],
+            message: `unknown route "${name}"; did you mean ${closest.join(', ')}?`,
+          });
+        }
+      };
+      routeNames('costs', 'routes');
+      routeNames('cache', 'ttlSeconds', ['legacy']);
+      const workers = record(c.server).workers;
+      if ((workers === 'auto' || (typeof workers === 'number' && workers > 1)) && c.redis === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['server', 'workers'],
+          message:
+            'more than one worker needs redis: balances, rate windows and run-time keys kept in one process cannot be shared with the others',
+        });
+      }
+      const server = record(c.server);
+      if (typeof server.headersTimeoutMs === 'number' && typeof server.requestTimeoutMs === 'number') {
+        if (server.headersTimeoutMs > server.requestTimeoutMs) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['server', 'headersTimeoutMs'],
+            message: `expected at most server.requestTimeoutMs (${server.requestTimeoutMs}): the headers are part of the request`,
+          });
+        }
+      }
       const names = new Set<unknown>();
       (Array.isArray(c.keys) ? (c.keys as unknown[]) : []).forEach((raw, i) => {
         const k = record(raw);
@@ -221,3 +332,4 @@ export type ChainConfig = z.output<typeof chainSchema>;
 export type PlanConfig = z.output<typeof planSchema>;
 export type KeyConfig = z.output<typeof keySchema>;
 export type RedisConfig = z.output<typeof redisSchema>;
+export type AdminConfig = z.output<typeof adminSchema>;

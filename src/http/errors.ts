@@ -1,28 +1,53 @@
 // Every refusal the gateway makes, defined once: code -> status and message (contract section 6),
 // and the one place that renders bodies in the two shapes the contract fixes.
 
+/** RFC 6750 section 3: a Bearer challenge, with `invalid_token` once a credential was given. */
+const CHALLENGE = { 'www-authenticate': 'Bearer' };
+const INVALID_TOKEN = { 'www-authenticate': 'Bearer error="invalid_token"' };
+
+export interface ErrorSpec {
+  readonly status: number;
+  readonly message: string;
+  /** Headers every answer with this code carries. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
 export const ERRORS = {
-  NO_KEY: { status: 401, message: 'API key required' },
-  BAD_KEY: { status: 401, message: 'Invalid API key' },
-  CONFLICTING_KEYS: { status: 401, message: 'Conflicting API keys in Authorization and apikey' },
-  BAD_AUTH_SCHEME: { status: 401, message: 'Authorization must be a Bearer token: Authorization: Bearer <API key>' },
+  NO_KEY: { status: 401, message: 'API key required', headers: CHALLENGE },
+  BAD_KEY: { status: 401, message: 'Invalid API key', headers: INVALID_TOKEN },
+  CONFLICTING_KEYS: { status: 401, message: 'Conflicting API keys in Authorization and apikey', headers: INVALID_TOKEN },
+  BAD_AUTH_SCHEME: {
+    status: 401,
+    message: 'Authorization must be a Bearer token: Authorization: Bearer <API key>',
+    headers: INVALID_TOKEN,
+  },
   UNVERIFIED_KEY: { status: 403, message: 'Unverified email' },
   DISABLED_KEY: { status: 403, message: 'API key disabled' },
+  EXPIRED_KEY: { status: 403, message: 'API key expired' },
   CHAIN_NOT_ALLOWED: { status: 403, message: 'API key not allowed on this chain' },
   UNKNOWN_CHAIN: { status: 404, message: 'Network not supported' },
   UNKNOWN_ROUTE: { status: 404, message: 'Route not found' },
-  METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
+  // RFC 9110 section 15.5.6: a 405 lists the methods the resource supports.
+  METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed', headers: { allow: 'GET, HEAD' } },
+  // Written on the socket when Node cannot make a request of what arrived (http/connections.ts).
+  BAD_REQUEST: { status: 400, message: 'Bad request', headers: { connection: 'close' } },
+  REQUEST_TIMEOUT: { status: 408, message: 'Request timeout', headers: { connection: 'close' } },
+  HEADERS_TOO_LARGE: { status: 431, message: 'Request headers too large', headers: { connection: 'close' } },
   LEGACY_NO_MODULE_ACTION: { status: 400, message: "Params 'module' and 'action' are required parameters" },
   LEGACY_UNKNOWN_MODULE: { status: 400, message: 'Unknown module' },
   LEGACY_UNKNOWN_ACTION: { status: 400, message: 'Unknown action' },
+  CHAINID_REQUIRED: { status: 400, message: 'Query parameter chainid is required (the chain to ask, as in /v2/api?chainid=1)' },
   RATE_LIMITED: { status: 429, message: 'Too many requests' },
   OUT_OF_CREDITS: { status: 402, message: 'Out of credits' },
   QUOTA_UNAVAILABLE: { status: 503, message: 'Quota store unavailable' },
+  // A request on a kept-alive connection while the gateway drains (SIGTERM): come back elsewhere.
+  SHUTTING_DOWN: { status: 503, message: 'Shutting down', headers: { connection: 'close' } },
   UPSTREAM_TIMEOUT: { status: 504, message: 'Upstream timed out' },
   UPSTREAM_UNREACHABLE: { status: 502, message: 'Upstream unreachable' },
   UPSTREAM_ERROR: { status: 502, message: 'Upstream error' },
+  UPSTREAM_TOO_LARGE: { status: 502, message: 'Upstream answer too large' },
   INTERNAL: { status: 500, message: 'Internal error' },
-} as const satisfies Record<string, { status: number; message: string }>;
+} as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;
 

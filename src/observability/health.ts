@@ -1,8 +1,14 @@
 // /healthz says the process answers; /readyz says it can serve: a configuration is loaded,
 // Redis answers when one is configured, and every chain has an upstream that accepted its last
 // connection (a request or a probe: idle upstreams are probed on an interval).
-import type { GatewayState } from '../gateway.js';
-import type { RedisClient } from '../redis/client.js';
+
+/** What readiness needs of a chain's upstreams (upstream/client.ts's ChainUpstreams). */
+export interface ProbedUpstreams {
+  /** At least one upstream accepted its last connection. */
+  readonly reachable: boolean;
+  status(): Record<string, string>;
+  probe(timeoutMs: number): Promise<void>;
+}
 
 export interface Readiness {
   ready: boolean;
@@ -13,25 +19,26 @@ export interface Readiness {
   };
 }
 
-export function readiness(state: GatewayState, redis: RedisClient | undefined): Readiness {
-  const chains: Readiness['checks']['chains'] = {};
+/** `redisStatus`: ioredis's connection status, undefined without Redis. */
+export function readiness(chains: Iterable<[string, { upstreams: ProbedUpstreams }]>, redisStatus: string | undefined): Readiness {
+  const checks: Readiness['checks']['chains'] = {};
   let ready = true;
-  for (const [id, chain] of state.chains) {
+  for (const [id, chain] of chains) {
     const chainReady = chain.upstreams.reachable;
-    chains[id] = { ready: chainReady, upstreams: chain.upstreams.status() };
+    checks[id] = { ready: chainReady, upstreams: chain.upstreams.status() };
     ready &&= chainReady;
   }
-  const redisStatus = redis === undefined ? 'not configured' : redis.status === 'ready' ? 'ok' : 'down';
-  ready &&= redisStatus !== 'down';
-  return { ready, checks: { config: 'ok', redis: redisStatus, chains } };
+  const redis = redisStatus === undefined ? 'not configured' : redisStatus === 'ready' ? 'ok' : 'down';
+  ready &&= redis !== 'down';
+  return { ready, checks: { config: 'ok', redis, chains: checks } };
 }
 
 /** Probes every chain's upstreams now and then every `intervalMs`; returns a stop function. */
-export function startProbing(getState: () => GatewayState, intervalMs: number, timeoutMs: number): () => void {
+export function startProbing(chains: () => Iterable<{ upstreams: ProbedUpstreams }>, intervalMs: number, timeoutMs: number): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const round = async () => {
-    await Promise.all([...getState().chains.values()].map((c) => c.upstreams.probe(timeoutMs)));
+    await Promise.all([...chains()].map((c) => c.upstreams.probe(timeoutMs)));
     if (!stopped) timer = setTimeout(() => void round(), intervalMs).unref();
   };
   void round();

@@ -5,8 +5,8 @@
 // lookups and an addition; cache and quota-store counts live in their own objects likewise.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CacheCounters } from '../cache/response-cache.js';
-
-export type UpstreamErrorKind = 'timeout' | 'unreachable' | 'status_5xx' | 'error';
+import type { ConnectionStats } from '../http/connections.js';
+import type { UpstreamErrorKind } from '../upstream/failures.js';
 
 export interface MetricSources {
   cache: () => CacheCounters & { bytes: number; entries: number };
@@ -46,14 +46,14 @@ export class Metrics {
     });
     this.upstreamSeconds = new Histogram({
       name: 'egw_upstream_request_duration_seconds',
-      help: 'Upstream request time, by chain and upstream base URL',
+      help: 'Upstream request time, by chain and upstream (its host and port, never its credentials)',
       labelNames: ['chain', 'upstream'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });
     this.upstreamErrors = new Counter({
       name: 'egw_upstream_errors_total',
-      help: 'Upstream failures, by chain and kind (timeout, unreachable, status_5xx, error)',
+      help: 'Upstream failures, by chain and kind (timeout, unreachable, status_5xx, redirect, invalid_body, reset, too_large, error)',
       labelNames: ['chain', 'kind'],
       registers,
     });
@@ -89,6 +89,15 @@ export class Metrics {
         this.inc({ outcome: 'coalesced' }, c.coalesced);
       },
     });
+    new Counter({
+      name: 'egw_cache_refresh_failures_total',
+      help: 'Background refreshes of stale entries that failed, or answered something not worth keeping (the old entry is served meanwhile)',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources().cache().refreshFailures);
+      },
+    });
     new Gauge({
       name: 'egw_cache_bytes',
       help: 'Bytes held by the in-process cache tier',
@@ -114,6 +123,39 @@ export class Metrics {
         this.reset();
         this.inc({ store: 'quota' }, sources().quotaStoreFailures());
         this.inc({ store: 'cache' }, sources().cacheStoreFailures());
+      },
+    });
+  }
+
+  /** The public listener's connections (http/connections.ts), read at scrape time. */
+  connections(stats: () => ConnectionStats): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'egw_connections_open',
+      help: 'Client connections open on the public listener',
+      registers,
+      collect() {
+        this.set(stats().open);
+      },
+    });
+    new Gauge({
+      name: 'egw_connections_max',
+      help: 'Most client connections held at once (server.maxConnections, or from the open-file limit)',
+      registers,
+      collect() {
+        this.set(stats().max);
+      },
+    });
+    new Counter({
+      name: 'egw_connections_shed_total',
+      help: 'Connections closed at the cap: pending (had sent no complete request) or refused (the newcomer, every other had)',
+      labelNames: ['reason'],
+      registers,
+      collect() {
+        const { shed } = stats();
+        this.reset();
+        this.inc({ reason: 'pending' }, shed.pending);
+        this.inc({ reason: 'refused' }, shed.refused);
       },
     });
   }

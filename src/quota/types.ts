@@ -1,13 +1,18 @@
 // One interface for the quota decision, with an in-process and a Redis implementation that the
 // same contract suite runs against (test/contracts/quota-store.test.ts).
+//
+// What is kept per account is what it *spent* in the current period, not what it has left: a
+// plan change keeps the spend, and the new plan's allowance applies from the change on. Bought
+// credits (top-ups) are a balance of their own that no period resets, spent after the period's
+// allowance. The balance shown to clients is both together.
 import type { Period } from './period.js';
 
-/** The rate-limit window: requests per second are counted in fixed one-second windows. */
-export const RATE_WINDOW_MS = 1_000;
-
 export interface QuotaQuery {
-  /** sha256 of the API key: the identity every counter is kept under. */
-  digest: string;
+  /**
+   * The identity every counter is kept under: a configured key's sha256 digest, a run-time key's
+   * id (which a new secret keeps: keys/ring.ts).
+   */
+  account: string;
   /** Requests allowed per window (the plan's rps). */
   rps: number;
   /** Credits per period (the plan's credits). */
@@ -15,7 +20,10 @@ export interface QuotaQuery {
   period: Period;
   /** Credits this request costs; 0 takes a rate-limit decision only (refused before billing). */
   cost: number;
-  /** Wall clock for the credit period (unix ms). */
+  /**
+   * The decision's clock (unix ms): the rate window and the credit period are both read from
+   * it, never from a store's own clock.
+   */
   nowMs: number;
 }
 
@@ -27,18 +35,32 @@ export interface QuotaDecision {
   rateRemaining: number;
   /** Milliseconds until the current window ends. */
   rateResetMs: number;
-  /** Balance after this request was billed, or the balance left when refused. */
+  /** Balance after this request was billed (the period's allowance left, plus bought credits), or the balance left when refused. */
   credits: number;
   /** Credits actually taken (0 unless outcome is ok and cost > 0). */
   billed: number;
+  /** Of `billed`, what came from bought credits (the period's allowance is spent first). */
+  fromTopup: number;
   /** The period the credits were taken from, for a refund. */
   periodId: string;
 }
 
+/** Gives back what a decision took, to the buckets it came from. */
 export interface Refund {
-  digest: string;
+  account: string;
   periodId: string;
   amount: number;
+  /** Of `amount`, what goes back to bought credits. */
+  fromTopup: number;
+}
+
+/** An account's standing in the period `nowMs` falls in. */
+export interface Balance {
+  /** Credits spent from the period's allowance. */
+  spent: number;
+  /** Bought credits left. */
+  topup: number;
+  periodId: string;
 }
 
 export interface QuotaStore {
@@ -52,5 +74,13 @@ export interface QuotaStore {
   decide(query: QuotaQuery): QuotaDecision | Promise<QuotaDecision>;
   /** Gives credits back (a 5xx answer is not paid for). */
   refund(refund: Refund): Promise<void>;
+  /** Adds bought credits; resolves with the account's bought credits left afterwards. */
+  topUp(account: string, amount: number): Promise<number>;
+  balance(account: string, period: Period, nowMs: number): Promise<Balance>;
   close(): Promise<void>;
+}
+
+/** The balance a client sees: the allowance left (never below 0: a plan may shrink) and bought credits. */
+export function remaining(credits: number, b: Pick<Balance, 'spent' | 'topup'>): number {
+  return Math.max(credits - b.spent, 0) + b.topup;
 }

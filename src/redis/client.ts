@@ -19,11 +19,14 @@ export function createRedis(config: RedisConfig): RedisClient {
     lazyConnect: false,
   };
   if (config.cluster) {
-    return new Cluster(config.cluster.map((url) => url), {
-      enableOfflineQueue: false,
-      clusterRetryStrategy: reconnectDelayMs,
-      redisOptions: options,
-    });
+    return new Cluster(
+      config.cluster.map((url) => url),
+      {
+        enableOfflineQueue: false,
+        clusterRetryStrategy: reconnectDelayMs,
+        redisOptions: options,
+      },
+    );
   }
   return new Redis(config.url ?? 'redis://127.0.0.1:6379', options);
 }

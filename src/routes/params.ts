@@ -2,6 +2,7 @@
 // produce (so a client sees the same 422 from the gateway as from an instance).
 import { z } from 'zod';
 import type { ValidationIssue } from '../http/errors.js';
+import { canonicalInteger, isDateTime } from './param-check.js';
 
 export const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
 const TX_HASH_RE = /^0x[0-9a-fA-F]{64}$/;
@@ -13,12 +14,6 @@ export const ADDRESS_DETAIL = 'Invalid format. Expected ~r/^0x([A-Fa-f0-9]{40})$
 const ENUM_DETAIL = 'Invalid value for enum';
 
 const enumOf = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values, { error: ENUM_DETAIL });
-
-/** Leading zeros off ("007" -> "7", "-00" -> "0"), as text: exact for any number of digits. */
-export const canonicalInteger = (s: string): string => {
-  const digits = s.replace(/^-?0*/, '') || '0';
-  return s.startsWith('-') && digits !== '0' ? `-${digits}` : digits;
-};
 
 /** An integer query parameter, normalised so equal requests share a cache entry. */
 const integer = (minimum?: number) =>
@@ -40,8 +35,15 @@ export const transactionsQuery = z
     items_count: integer(1).optional(),
     block_number: integer().optional(),
     index: integer().optional(),
-    inserted_at: z.string().regex(ISO_DATETIME_RE, { error: 'Invalid format. Expected :"date-time"' }).optional(),
-    hash: pattern(TX_HASH_RE, '^0x([A-Fa-f0-9]{64})$').optional(),
+    // RFC 3339's shape, and a real instant: no 2024-02-30, no hour 25, no 0000-00-00.
+    inserted_at: z
+      .string()
+      .refine((s) => ISO_DATETIME_RE.test(s) && isDateTime(s), { error: 'Invalid format. Expected :"date-time"' })
+      .optional(),
+    // Lower-cased as every forwarded hash is (README, What is forwarded): one cache entry per hash.
+    hash: pattern(TX_HASH_RE, '^0x([A-Fa-f0-9]{64})$')
+      .transform((h) => h.toLowerCase())
+      .optional(),
     value: pattern(INTEGER_STRING_RE, '^-?([1-9][0-9]*|0)$').optional(),
     fee: pattern(INTEGER_STRING_RE, '^-?([1-9][0-9]*|0)$').optional(),
   })
@@ -78,7 +80,10 @@ export const LEGACY_CONTRACT_REQUIRED = 'Query parameter contract address is req
 export const LEGACY_CONTRACT_INVALID = 'Invalid contract address hash';
 
 const nonNegative = (name: string) =>
-  z.string().regex(/^\d{1,40}$/, { error: `Invalid ${name}: expected a non-negative integer` }).transform(canonicalInteger);
+  z
+    .string()
+    .regex(/^\d{1,40}$/, { error: `Invalid ${name}: expected a non-negative integer` })
+    .transform(canonicalInteger);
 
 const contractAddress = z
   .string({ error: LEGACY_CONTRACT_REQUIRED })
@@ -104,4 +109,3 @@ export const legacyQuery = {
 } as const;
 
 export type LegacyAction = keyof typeof legacyQuery;
-export const LEGACY_ACTIONS = Object.keys(legacyQuery) as LegacyAction[];

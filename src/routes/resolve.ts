@@ -1,22 +1,22 @@
-// From the raw request target to a route: chain, route name, the key the query carried, and
-// the upstream path rebuilt from validated parts only. Pure: no I/O, no fastify.
+// From the request target (its `apikey` already taken out: auth/query-key.ts) to a route of the
+// table (table.ts): chain, route name, and the upstream path rebuilt from validated parts only.
+// Pure: no I/O, no fastify, and the same for every client, so it can be memoised per URL
+// (resolver.ts).
 //
 // The upstream path is never derived from the client's path text: it is built from the route's
 // template and values that passed validation, so an encoded `../`, a doubled slash or any other
 // path trick cannot reach an upstream. Query parameters are re-encoded in canonical (sorted)
 // order, which also makes them usable as a cache key.
-import { ERRORS, type ErrorCode, type ValidationIssue } from '../http/errors.js';
-import type { RouteName } from '../config/schema.js';
-import {
-  ADDRESS_DETAIL,
-  ADDRESS_RE,
-  LEGACY_ACTIONS,
-  legacyQuery,
-  toIssues,
-  tokenBalancesQuery,
-  transactionsQuery,
-  type LegacyAction,
-} from './params.js';
+//
+// Four forms of request target (contract sections 4 and 7):
+//   /{chain_id}/api/v2/<route>            the v2 REST API
+//   /{chain_id}/api?module=M&action=A     the legacy RPC API
+//   /v2/api?chainid=N&module=M&action=A   the same, Etherscan V2's form: one base URL, the chain
+//   /api?chainid=N&module=M&action=A      in a query parameter (`chainid` is not forwarded)
+import type { ErrorCode, ValidationIssue } from '../http/errors.js';
+import { matchLegacy, matchV2 } from './match.js';
+import { checkLegacy, checkV2 } from './param-check.js';
+import { ADDRESS_DETAIL, ADDRESS_RE, legacyQuery, toIssues, tokenBalancesQuery, transactionsQuery, type LegacyAction } from './params.js';
 
 export type Validation =
   | { ok: true; upstreamPath: string }
@@ -26,10 +26,11 @@ export type Validation =
 export interface Route {
   kind: 'route';
   chainId: string;
-  route: RouteName;
+  /** The route's name in the table (what `costs.routes` and `cache.ttlSeconds` use). */
+  route: string;
   legacy: boolean;
-  /** Every `apikey` value the query carried (they are never forwarded). */
-  apikeys: string[];
+  /** Passed through as it arrives, never buffered or cached (CSV exports). */
+  stream: boolean;
   validation: Validation;
 }
 
@@ -43,7 +44,6 @@ export type Resolution = Route | Refusal;
 
 interface Query {
   params: Map<string, string>;
-  apikeys: string[];
   malformed: string[];
 }
 
@@ -58,9 +58,8 @@ function decode(s: string): string | undefined {
 /** application/x-www-form-urlencoded; the last value of a repeated name wins, as in Phoenix. */
 export function parseQuery(qs: string): Query {
   const params = new Map<string, string>();
-  const apikeys: string[] = [];
   const malformed: string[] = [];
-  if (qs === '') return { params, apikeys, malformed };
+  if (qs === '') return { params, malformed };
   for (const pair of qs.split('&')) {
     if (pair === '') continue;
     const eq = pair.indexOf('=');
@@ -71,10 +70,9 @@ export function parseQuery(qs: string): Query {
       malformed.push(name ?? rawName);
       continue;
     }
-    if (name === 'apikey') apikeys.push(value);
-    else params.set(name, value);
+    params.set(name, value);
   }
-  return { params, apikeys, malformed };
+  return { params, malformed };
 }
 
 export function encodeQuery(entries: Iterable<[string, string]>): string {
@@ -85,12 +83,25 @@ export function encodeQuery(entries: Iterable<[string, string]>): string {
   return parts.join('&');
 }
 
-const V2_ROUTE = /^\/api\/v2\/addresses\/([^/]*)\/(token-balances|transactions)$/;
+const withQuery = (path: string, query: string) => (query === '' ? path : `${path}?${query}`);
 
-export function resolve(rawUrl: string, chains: { has(id: string): boolean }): Resolution {
-  const q = rawUrl.indexOf('?');
-  const path = q === -1 ? rawUrl : rawUrl.slice(0, q);
-  const qs = q === -1 ? '' : rawUrl.slice(q + 1).split('#', 1)[0] ?? '';
+/** Chain ids that would make a request target ambiguous (config/schema.ts refuses them). */
+export const RESERVED_CHAIN_IDS: ReadonlySet<string> = new Set(['api', 'v2']);
+
+export function resolve(url: string, chains: { has(id: string): boolean }): Resolution {
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const qs = q === -1 ? '' : (url.slice(q + 1).split('#', 1)[0] ?? '');
+
+  // The Etherscan V2 forms: the chain is the `chainid` parameter.
+  if (path === '/api' || path === '/api/' || path === '/v2/api' || path === '/v2/api/') {
+    const query = parseQuery(qs);
+    const chainId = query.params.get('chainid');
+    if (chainId === undefined || chainId === '') return { kind: 'refusal', code: 'CHAINID_REQUIRED', legacy: true };
+    if (!chains.has(chainId)) return { kind: 'refusal', code: 'UNKNOWN_CHAIN', legacy: true };
+    query.params.delete('chainid');
+    return resolveLegacy(chainId, query);
+  }
 
   // "/{chain_id}/rest"
   const slash = path.indexOf('/', 1);
@@ -99,56 +110,82 @@ export function resolve(rawUrl: string, chains: { has(id: string): boolean }): R
   const rest = path.slice(slash);
   const legacy = rest === '/api' || rest === '/api/';
   if (!chains.has(chainId)) return { kind: 'refusal', code: 'UNKNOWN_CHAIN', legacy };
-
   if (legacy) return resolveLegacy(chainId, parseQuery(qs));
+  if (!rest.startsWith('/api/v2/')) return { kind: 'refusal', code: 'UNKNOWN_ROUTE', legacy: false };
 
-  const m = V2_ROUTE.exec(rest);
-  if (!m) return { kind: 'refusal', code: 'UNKNOWN_ROUTE', legacy: false };
-  const route = m[2] as 'token-balances' | 'transactions';
+  const match = matchV2(rest.slice('/api/v2/'.length));
+  if (!match) return { kind: 'refusal', code: 'UNKNOWN_ROUTE', legacy: false };
+  const route = match.spec.name;
+  const base = { kind: 'route', chainId, route, legacy: false, stream: match.spec.stream } as const;
   const query = parseQuery(qs);
+  const malformed = query.malformed.map((name) => ({ name, detail: 'Invalid percent-encoding' }));
+
+  // The two routes served first keep their hand-written checks: stricter than the document where
+  // the contract says so (sort and order only together), with Blockscout's texts.
+  if (route === 'token-balances' || route === 'transactions') {
+    return { ...base, validation: addressRoute(route, match.params[0] ?? '', query, malformed) };
+  }
+  const checked = checkV2(match.spec, match.params, query.params);
+  if (!checked.ok || malformed.length > 0) {
+    return { ...base, validation: { ok: false, issues: [...(checked.ok ? [] : checked.issues), ...malformed] } };
+  }
+  return { ...base, validation: { ok: true, upstreamPath: withQuery(checked.path, encodeQuery(checked.query)) } };
+}
+
+function addressRoute(
+  route: 'token-balances' | 'transactions',
+  rawAddress: string,
+  query: Query,
+  malformed: ValidationIssue[],
+): Validation {
   const issues: ValidationIssue[] = [];
-
-  const address = decode(m[1] ?? '');
+  const address = decode(rawAddress);
   if (address === undefined || !ADDRESS_RE.test(address)) issues.push({ name: 'address_hash_param', detail: ADDRESS_DETAIL });
-  for (const name of query.malformed) issues.push({ name, detail: 'Invalid percent-encoding' });
-
+  issues.push(...malformed);
   const schema = route === 'transactions' ? transactionsQuery : tokenBalancesQuery;
   const parsed = schema.safeParse(Object.fromEntries(query.params));
   if (!parsed.success) issues.push(...toIssues(parsed.error));
-
-  const base = { kind: 'route', chainId, route, legacy: false, apikeys: query.apikeys } as const;
-  if (issues.length > 0 || !parsed.success || address === undefined) {
-    return { ...base, validation: { ok: false, issues } };
-  }
-  const qstring = encodeQuery(Object.entries(parsed.data as Record<string, string | undefined>).filter((e): e is [string, string] => e[1] !== undefined));
-  const upstreamPath = `/api/v2/addresses/${address.toLowerCase()}/${route}${qstring ? `?${qstring}` : ''}`;
-  return { ...base, validation: { ok: true, upstreamPath } };
+  if (issues.length > 0 || !parsed.success || address === undefined) return { ok: false, issues };
+  const entries = Object.entries(parsed.data as Record<string, string | undefined>).filter(
+    (e): e is [string, string] => e[1] !== undefined,
+  );
+  return { ok: true, upstreamPath: withQuery(`/api/v2/addresses/${address.toLowerCase()}/${route}`, encodeQuery(entries)) };
 }
+
+/** The three token actions served first keep their hand-written checks (Blockscout's texts, page and offset together). */
+const HAND_WRITTEN_LEGACY: ReadonlyMap<string, LegacyAction> = new Map([
+  ['legacy.getToken', 'getToken'],
+  ['legacy.getTokenHolders', 'getTokenHolders'],
+  ['legacy.bridgedTokenList', 'bridgedTokenList'],
+]);
 
 function resolveLegacy(chainId: string, query: Query): Resolution {
   const module = query.params.get('module');
-  const actionIn = query.params.get('action');
-  if (!module || !actionIn) return { kind: 'refusal', code: 'LEGACY_NO_MODULE_ACTION', legacy: true };
-  if (module.toLowerCase() !== 'token') return { kind: 'refusal', code: 'LEGACY_UNKNOWN_MODULE', legacy: true };
-  const action = LEGACY_ACTIONS.find((a) => a.toLowerCase() === actionIn.toLowerCase());
-  if (!action) return { kind: 'refusal', code: 'LEGACY_UNKNOWN_ACTION', legacy: true };
+  const action = query.params.get('action');
+  if (!module || !action) return { kind: 'refusal', code: 'LEGACY_NO_MODULE_ACTION', legacy: true };
+  const spec = matchLegacy(module, action);
+  if ('error' in spec)
+    return { kind: 'refusal', code: spec.error === 'unknown-module' ? 'LEGACY_UNKNOWN_MODULE' : 'LEGACY_UNKNOWN_ACTION', legacy: true };
+  const base = { kind: 'route', chainId, route: spec.name, legacy: true, stream: false } as const;
+  // module and action are forwarded as the document spells them, whatever case the client used.
+  const upstream = (entries: [string, string][]) => {
+    const rest = encodeQuery(entries);
+    return `/api?module=${spec.module}&action=${spec.action}${rest ? `&${rest}` : ''}`;
+  };
 
-  const base = { kind: 'route', chainId, route: `legacy.${action}`, legacy: true, apikeys: query.apikeys } as const;
-  const parsed = legacyQuery[action].safeParse(Object.fromEntries(query.params));
-  if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    return { ...base, validation: { ok: false, legacyMessage: first?.message ?? ERRORS.INTERNAL.message } };
+  const handWritten = HAND_WRITTEN_LEGACY.get(spec.name);
+  if (handWritten !== undefined) {
+    const parsed = legacyQuery[handWritten].safeParse(Object.fromEntries(query.params));
+    if (!parsed.success)
+      return { ...base, validation: { ok: false, legacyMessage: parsed.error.issues[0]?.message ?? 'Invalid parameters' } };
+    const entries: [string, string][] = [];
+    for (const [k, v] of Object.entries(parsed.data as Record<string, string | undefined>)) {
+      // Instances read `chain_ids` (a comma list), not the documented `chainid` (docs/blockscout.md).
+      if (v !== undefined) entries.push([k === 'chainid' ? 'chain_ids' : k, v]);
+    }
+    return { ...base, validation: { ok: true, upstreamPath: upstream(entries) } };
   }
-  return { ...base, validation: { ok: true, upstreamPath: legacyUpstreamPath(action, parsed.data) } };
-}
-
-function legacyUpstreamPath(action: LegacyAction, data: Record<string, string | undefined>): string {
-  const entries: [string, string][] = [];
-  for (const [k, v] of Object.entries(data)) {
-    if (v === undefined) continue;
-    // Instances read `chain_ids` (a comma list), not the documented `chainid` (blockscout.md).
-    entries.push([k === 'chainid' ? 'chain_ids' : k, v]);
-  }
-  const rest = encodeQuery(entries);
-  return `/api?module=token&action=${action}${rest ? `&${rest}` : ''}`;
+  const checked = checkLegacy(spec, query.params);
+  if (!checked.ok) return { ...base, validation: { ok: false, legacyMessage: checked.message } };
+  return { ...base, validation: { ok: true, upstreamPath: upstream(checked.query) } };
 }

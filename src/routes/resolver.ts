@@ -1,11 +1,12 @@
-// resolve() with a bounded memo per raw URL: a repeated request (the common case behind a
-// cache) skips parsing and zod, and finds what depends only on the URL and the configuration
-// (cost, TTL, cache key) already worked out. URLs that carry `apikey` are never memoised, so
-// no client key is kept as a memo key. A reload builds a new Resolver.
+// resolve() with a bounded memo per URL: a repeated request (the common case behind a cache)
+// skips parsing and zod, and finds what depends only on the URL and the configuration (cost,
+// TTL, cache key) already worked out. The URL comes without its `apikey` (auth/query-key.ts), so
+// no client key is kept as a memo key and one entry serves every client. A reload builds a new
+// Resolver.
 import { LRUCache } from 'lru-cache';
-import { cacheKey, ttlSecondsFor } from '../cache/policy.js';
+import { cacheKey } from '../cache/policy.js';
 import type { Config } from '../config/schema.js';
-import { costOf } from '../quota/step.js';
+import { costOf, ttlSecondsFor } from './settings.js';
 import { resolve, type Resolution } from './resolve.js';
 
 export const RESOLUTION_MEMO_ENTRIES = 10_000;
@@ -28,10 +29,10 @@ export class Resolver {
     private readonly config: Pick<Config, 'costs' | 'cache'>,
   ) {}
 
-  resolve(rawUrl: string): Resolved {
-    const known = this.memo.get(rawUrl);
+  resolve(url: string): Resolved {
+    const known = this.memo.get(url);
     if (known) return known;
-    const resolution = resolve(rawUrl, this.chains);
+    const resolution = resolve(url, this.chains);
     const valid = resolution.kind === 'route' && resolution.validation.ok ? resolution : undefined;
     const resolved: Resolved = {
       resolution,
@@ -39,17 +40,7 @@ export class Resolver {
       ttlSeconds: valid ? ttlSecondsFor(this.config.cache, valid.route) : 0,
       cacheKey: valid && valid.validation.ok ? cacheKey(valid.chainId, valid.validation.upstreamPath, undefined) : '',
     };
-    // Not when the query carried a key, however it was spelled (`%61pikey=` decodes to apikey).
-    const carriesKey = resolution.kind === 'route' ? resolution.apikeys.length > 0 : /apikey/i.test(decodeURIComponentSafe(rawUrl));
-    if (!carriesKey && !rawUrl.includes('apikey')) this.memo.set(rawUrl, resolved);
+    this.memo.set(url, resolved);
     return resolved;
-  }
-}
-
-function decodeURIComponentSafe(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
   }
 }

@@ -1,26 +1,33 @@
 // One contract, two implementations: the in-process store and the Redis store (a real
-// redis-server) must take the same decisions.
+// redis-server) must take the same decisions for the same inputs.
+//
+// Every instant a test hands to a store is read from the decision's clock: the suite runs in
+// three eras (decades before today, today, decades after) to prove that no store compares an
+// instant with a clock of its own (the Redis server's). Nothing here sleeps: a test that needs
+// the next window or the next period moves the instant it passes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { MemoryQuotaStore } from '../../src/quota/memory.js';
 import { periodWindow } from '../../src/quota/period.js';
-import { RedisQuotaStore } from '../../src/quota/redis.js';
+import { CREDIT_KEY_GRACE_MS, RATE_KEY_TTL_MS, RedisQuotaStore } from '../../src/quota/redis.js';
 import type { QuotaDecision, QuotaQuery, QuotaStore } from '../../src/quota/types.js';
+import { RATE_WINDOW_MS } from '../../src/quota/window.js';
 import { connect, deletePrefix, testPrefix } from '../support/redis.js';
 
-const NOON = Date.UTC(2026, 10, 22, 12, 0, 0);
+const DAY_MS = 86_400_000;
+const YEAR_MS = 365 * DAY_MS;
+/** Noon UTC of the day `ms` falls in: far from both of that day's period edges. */
+const noonOf = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS + DAY_MS / 2;
+
+const ERAS: [string, number][] = [
+  ['thirty years ago', noonOf(Date.now() - 30 * YEAR_MS)],
+  ['today', noonOf(Date.now())],
+  ['eighty years ahead', noonOf(Date.now() + 80 * YEAR_MS)],
+];
+
 let n = 0;
 /** A fresh key identity per test, so tests never share windows or balances. */
 const digest = () => `${'d'.repeat(56)}${(n++).toString(16).padStart(8, '0')}`;
-const query = (over: Partial<QuotaQuery>): QuotaQuery => ({
-  digest: 'x',
-  rps: 1000,
-  credits: 1000,
-  period: 'daily',
-  cost: 20,
-  nowMs: NOON,
-  ...over,
-});
 
 let redis: Redis;
 const prefix = testPrefix('quota');
@@ -38,134 +45,223 @@ const implementations: [string, () => QuotaStore][] = [
 ];
 
 describe.each(implementations)('quota store contract: %s', (_name, make) => {
-  it('allows rps requests in a window, then refuses with the time until the window ends', async () => {
-    const store = make();
-    const d = digest();
-    const results = [];
-    for (let i = 0; i < 4; i++) results.push(await store.decide(query({ digest: d, rps: 3, cost: 0 })));
-    expect(results.map((r) => r.outcome)).toEqual(['ok', 'ok', 'ok', 'rate_limited']);
-    expect(results.map((r) => r.rateRemaining)).toEqual([2, 1, 0, 0]);
-    for (const r of results) {
-      expect(r.rateResetMs).toBeGreaterThan(0);
-      expect(r.rateResetMs).toBeLessThanOrEqual(1000);
-    }
-  });
+  describe.each(ERAS)('instants from %s', (_era, noon) => {
+    const query = (over: Partial<QuotaQuery>): QuotaQuery => ({
+      account: 'x',
+      rps: 1000,
+      credits: 1000,
+      period: 'daily',
+      cost: 20,
+      nowMs: noon,
+      ...over,
+    });
 
-  it('concurrent decisions on one key are counted in arrival order', async () => {
-    const store = make();
-    const d = digest();
-    const all = await Promise.all(Array.from({ length: 6 }, async () => store.decide(query({ digest: d, rps: 3, credits: 50, cost: 20 }))));
-    expect(all.map((r) => r.outcome)).toEqual(['ok', 'ok', 'out_of_credits', 'rate_limited', 'rate_limited', 'rate_limited']);
-    expect(all.map((r) => r.rateRemaining)).toEqual([2, 1, 0, 0, 0, 0]);
-    expect(all.map((r) => r.credits)).toEqual([30, 10, 10, 10, 10, 10]);
-  });
+    it('allows rps requests in a window, then refuses with the time until the window ends', async () => {
+      const store = make();
+      const d = digest();
+      const results = [];
+      for (let i = 0; i < 4; i++) results.push(await store.decide(query({ account: d, rps: 3, cost: 0, nowMs: noon + i * 100 })));
+      expect(results.map((r) => r.outcome)).toEqual(['ok', 'ok', 'ok', 'rate_limited']);
+      expect(results.map((r) => r.rateRemaining)).toEqual([2, 1, 0, 0]);
+      // The window opened with the first request: its end moves closer as the clock does.
+      expect(results.map((r) => r.rateResetMs)).toEqual([1000, 900, 800, 700]);
+    });
 
-  it('refused requests do not use up the next window', async () => {
-    const store = make();
-    const d = digest();
-    let last: QuotaDecision | undefined;
-    for (let i = 0; i < 10; i++) last = await store.decide(query({ digest: d, rps: 2, cost: 0 }));
-    expect(last?.outcome).toBe('rate_limited');
-    await new Promise((r) => setTimeout(r, (last?.rateResetMs ?? 1000) + 30));
-    const next = await store.decide(query({ digest: d, rps: 2, cost: 0 }));
-    expect(next).toMatchObject({ outcome: 'ok', rateRemaining: 1 });
-  });
+    it('concurrent decisions on one key are counted in arrival order', async () => {
+      const store = make();
+      const d = digest();
+      const all = await Promise.all(
+        Array.from({ length: 6 }, async () => store.decide(query({ account: d, rps: 3, credits: 50, cost: 20 }))),
+      );
+      expect(all.map((r) => r.outcome)).toEqual(['ok', 'ok', 'out_of_credits', 'rate_limited', 'rate_limited', 'rate_limited']);
+      expect(all.map((r) => r.rateRemaining)).toEqual([2, 1, 0, 0, 0, 0]);
+      expect(all.map((r) => r.credits)).toEqual([30, 10, 10, 10, 10, 10]);
+    });
 
-  it('bills the cost and reports the balance after billing', async () => {
-    const store = make();
-    const d = digest();
-    expect(await store.decide(query({ digest: d, cost: 20 }))).toMatchObject({ outcome: 'ok', credits: 980, billed: 20 });
-    expect(await store.decide(query({ digest: d, cost: 50 }))).toMatchObject({ outcome: 'ok', credits: 930, billed: 50 });
-  });
+    it('a window ends RATE_WINDOW_MS after it opened, and refused requests do not use up the next one', async () => {
+      const store = make();
+      const d = digest();
+      let last: QuotaDecision | undefined;
+      for (let i = 0; i < 10; i++) last = await store.decide(query({ account: d, rps: 2, cost: 0, nowMs: noon + i }));
+      expect(last).toMatchObject({ outcome: 'rate_limited', rateResetMs: RATE_WINDOW_MS - 9 });
+      // One millisecond before the end: still the old window.
+      expect(await store.decide(query({ account: d, rps: 2, cost: 0, nowMs: noon + RATE_WINDOW_MS - 1 }))).toMatchObject({
+        outcome: 'rate_limited',
+        rateResetMs: 1,
+      });
+      const next = await store.decide(query({ account: d, rps: 2, cost: 0, nowMs: noon + RATE_WINDOW_MS }));
+      expect(next).toMatchObject({ outcome: 'ok', rateRemaining: 1, rateResetMs: RATE_WINDOW_MS });
+    });
 
-  it('takes nothing when the balance is below the cost, and shows the balance left', async () => {
-    const store = make();
-    const d = digest();
-    expect(await store.decide(query({ digest: d, credits: 50, cost: 40 }))).toMatchObject({ outcome: 'ok', credits: 10 });
-    expect(await store.decide(query({ digest: d, credits: 50, cost: 20 }))).toMatchObject({ outcome: 'out_of_credits', credits: 10, billed: 0 });
-    expect(await store.decide(query({ digest: d, credits: 50, cost: 10 }))).toMatchObject({ outcome: 'ok', credits: 0 });
-  });
+    it('a clock set back by more than a window opens a new one', async () => {
+      const store = make();
+      const d = digest();
+      await store.decide(query({ account: d, rps: 1, cost: 0 }));
+      expect((await store.decide(query({ account: d, rps: 1, cost: 0, nowMs: noon - 10 }))).outcome).toBe('rate_limited');
+      expect((await store.decide(query({ account: d, rps: 1, cost: 0, nowMs: noon - RATE_WINDOW_MS }))).outcome).toBe('ok');
+    });
 
-  it('a rate-limited request costs no credits', async () => {
-    const store = make();
-    const d = digest();
-    await store.decide(query({ digest: d, rps: 1, cost: 20 }));
-    expect(await store.decide(query({ digest: d, rps: 1, cost: 20 }))).toMatchObject({ outcome: 'rate_limited', credits: 980, billed: 0 });
-  });
+    it('bills the cost and reports the balance after billing', async () => {
+      const store = make();
+      const d = digest();
+      expect(await store.decide(query({ account: d, cost: 20 }))).toMatchObject({ outcome: 'ok', credits: 980, billed: 20 });
+      expect(await store.decide(query({ account: d, cost: 50 }))).toMatchObject({ outcome: 'ok', credits: 930, billed: 50 });
+    });
 
-  it('cost 0 takes a rate decision only', async () => {
-    const store = make();
-    const d = digest();
-    expect(await store.decide(query({ digest: d, cost: 0 }))).toMatchObject({ outcome: 'ok', credits: 1000, billed: 0 });
-  });
+    it('takes nothing when the balance is below the cost, and shows the balance left', async () => {
+      const store = make();
+      const d = digest();
+      expect(await store.decide(query({ account: d, credits: 50, cost: 40 }))).toMatchObject({ outcome: 'ok', credits: 10 });
+      expect(await store.decide(query({ account: d, credits: 50, cost: 20 }))).toMatchObject({
+        outcome: 'out_of_credits',
+        credits: 10,
+        billed: 0,
+      });
+      expect(await store.decide(query({ account: d, credits: 50, cost: 10 }))).toMatchObject({ outcome: 'ok', credits: 0 });
+    });
 
-  it('hundreds of concurrent decisions on a small balance spend exactly that balance', async () => {
-    const store = make();
-    const d = digest();
-    const all = await Promise.all(Array.from({ length: 300 }, async () => store.decide(query({ digest: d, credits: 1000, cost: 20 }))));
-    expect(all.filter((r) => r.outcome === 'ok')).toHaveLength(50);
-    expect(all.filter((r) => r.outcome === 'out_of_credits')).toHaveLength(250);
-    expect(Math.min(...all.map((r) => r.credits))).toBe(0);
-    expect(await store.decide(query({ digest: d, credits: 1000, cost: 1 }))).toMatchObject({ outcome: 'out_of_credits', credits: 0 });
-  });
+    it('a rate-limited request costs no credits', async () => {
+      const store = make();
+      const d = digest();
+      await store.decide(query({ account: d, rps: 1, cost: 20 }));
+      expect(await store.decide(query({ account: d, rps: 1, cost: 20 }))).toMatchObject({
+        outcome: 'rate_limited',
+        credits: 980,
+        billed: 0,
+      });
+    });
 
-  it('a refund gives credits back to the period they came from', async () => {
-    const store = make();
-    const d = digest();
-    const first = await store.decide(query({ digest: d, cost: 100 }));
-    await store.refund({ digest: d, periodId: first.periodId, amount: 100 });
-    expect(await store.decide(query({ digest: d, cost: 0 }))).toMatchObject({ credits: 1000 });
-  });
+    it('cost 0 takes a rate decision only', async () => {
+      const store = make();
+      const d = digest();
+      expect(await store.decide(query({ account: d, cost: 0 }))).toMatchObject({ outcome: 'ok', credits: 1000, billed: 0 });
+    });
 
-  it('a daily balance is full again at 00:00 UTC', async () => {
-    const store = make();
-    const d = digest();
-    const lastMs = Date.UTC(2026, 10, 22, 23, 59, 59, 999);
-    expect(await store.decide(query({ digest: d, credits: 40, cost: 40, nowMs: lastMs }))).toMatchObject({ outcome: 'ok', credits: 0 });
-    expect(await store.decide(query({ digest: d, credits: 40, cost: 40, nowMs: lastMs }))).toMatchObject({ outcome: 'out_of_credits' });
-    const midnight = Date.UTC(2026, 10, 23);
-    expect(await store.decide(query({ digest: d, credits: 40, cost: 40, nowMs: midnight }))).toMatchObject({ outcome: 'ok', credits: 0 });
-  });
+    it('hundreds of concurrent decisions on a small balance spend exactly that balance', async () => {
+      const store = make();
+      const d = digest();
+      const all = await Promise.all(Array.from({ length: 300 }, async () => store.decide(query({ account: d, credits: 1000, cost: 20 }))));
+      expect(all.filter((r) => r.outcome === 'ok')).toHaveLength(50);
+      expect(all.filter((r) => r.outcome === 'out_of_credits')).toHaveLength(250);
+      expect(Math.min(...all.map((r) => r.credits))).toBe(0);
+      expect(await store.decide(query({ account: d, credits: 1000, cost: 1 }))).toMatchObject({ outcome: 'out_of_credits', credits: 0 });
+    });
 
-  it('a monthly balance lasts the month and is full again on the 1st at 00:00 UTC', async () => {
-    const store = make();
-    const d = digest();
-    const q = (nowMs: number) => query({ digest: d, credits: 40, cost: 40, period: 'monthly', nowMs });
-    expect((await store.decide(q(Date.UTC(2026, 10, 1)))).outcome).toBe('ok');
-    expect((await store.decide(q(Date.UTC(2026, 10, 30, 23, 59, 59)))).outcome).toBe('out_of_credits');
-    expect((await store.decide(q(Date.UTC(2026, 11, 1)))).outcome).toBe('ok');
-  });
+    it('a refund gives credits back to the period they came from', async () => {
+      const store = make();
+      const d = digest();
+      const first = await store.decide(query({ account: d, cost: 100 }));
+      // The spend was kept: without this, a refund that does nothing would pass.
+      expect(await store.decide(query({ account: d, cost: 0 }))).toMatchObject({ credits: 900 });
+      await store.refund({ account: d, periodId: first.periodId, amount: 100, fromTopup: first.fromTopup });
+      expect(await store.decide(query({ account: d, cost: 0 }))).toMatchObject({ credits: 1000 });
+    });
 
-  it('a refund into a period that has ended does not touch the new one', async () => {
-    const store = make();
-    const d = digest();
-    const old = await store.decide(query({ digest: d, credits: 100, cost: 60, nowMs: Date.UTC(2026, 10, 22, 23, 0) }));
-    const now = Date.UTC(2026, 10, 23, 1, 0);
-    await store.decide(query({ digest: d, credits: 100, cost: 60, nowMs: now }));
-    await store.refund({ digest: d, periodId: old.periodId, amount: 60 });
-    expect(await store.decide(query({ digest: d, credits: 100, cost: 0, nowMs: now }))).toMatchObject({ credits: 40 });
+    it('a daily balance is full again at 00:00 UTC', async () => {
+      const store = make();
+      const d = digest();
+      const { endMs: midnight } = periodWindow('daily', noon);
+      const lastMs = midnight - 1;
+      expect(await store.decide(query({ account: d, credits: 40, cost: 40, nowMs: lastMs }))).toMatchObject({ outcome: 'ok', credits: 0 });
+      expect(await store.decide(query({ account: d, credits: 40, cost: 40, nowMs: lastMs }))).toMatchObject({ outcome: 'out_of_credits' });
+      expect(await store.decide(query({ account: d, credits: 40, cost: 40, nowMs: midnight }))).toMatchObject({
+        outcome: 'ok',
+        credits: 0,
+      });
+    });
+
+    it('a monthly balance lasts the month and is full again on the 1st at 00:00 UTC', async () => {
+      const store = make();
+      const d = digest();
+      const { startMs, endMs } = periodWindow('monthly', noon);
+      const q = (nowMs: number) => query({ account: d, credits: 40, cost: 40, period: 'monthly', nowMs });
+      expect((await store.decide(q(startMs))).outcome).toBe('ok');
+      expect((await store.decide(q(endMs - 1_000))).outcome).toBe('out_of_credits');
+      expect((await store.decide(q(endMs))).outcome).toBe('ok');
+    });
+
+    it('a refund into a period that has ended does not touch the new one', async () => {
+      const store = make();
+      const d = digest();
+      const { endMs: midnight } = periodWindow('daily', noon);
+      const old = await store.decide(query({ account: d, credits: 100, cost: 60, nowMs: midnight - 3_600_000 }));
+      const after = midnight + 3_600_000;
+      expect(await store.decide(query({ account: d, credits: 100, cost: 60, nowMs: after }))).toMatchObject({ outcome: 'ok', credits: 40 });
+      await store.refund({ account: d, periodId: old.periodId, amount: 60, fromTopup: 0 });
+      expect(await store.decide(query({ account: d, credits: 100, cost: 0, nowMs: after }))).toMatchObject({ credits: 40 });
+    });
+
+    it('bought credits are spent after the period allowance, and no period reset wipes them', async () => {
+      const store = make();
+      const d = digest();
+      expect(await store.topUp(d, 50)).toBe(50);
+      expect(await store.topUp(d, 25)).toBe(75);
+      // The allowance (100) first: 80 of it, then 20 more of it and 10 of the bought 75.
+      expect(await store.decide(query({ account: d, credits: 100, cost: 80 }))).toMatchObject({ outcome: 'ok', credits: 95, fromTopup: 0 });
+      expect(await store.decide(query({ account: d, credits: 100, cost: 30 }))).toMatchObject({
+        outcome: 'ok',
+        credits: 65,
+        fromTopup: 10,
+      });
+      expect(await store.balance(d, 'daily', noon)).toMatchObject({ spent: 100, topup: 65 });
+      expect(await store.decide(query({ account: d, credits: 100, cost: 70 }))).toMatchObject({
+        outcome: 'out_of_credits',
+        credits: 65,
+        billed: 0,
+      });
+      // The next day: a full allowance, and the bought credits left.
+      const { endMs } = periodWindow('daily', noon);
+      expect(await store.decide(query({ account: d, credits: 100, cost: 0, nowMs: endMs }))).toMatchObject({ credits: 165 });
+      expect(await store.balance(d, 'daily', endMs)).toMatchObject({ spent: 0, topup: 65 });
+    });
+
+    it('a refund gives back to the buckets the credits came from', async () => {
+      const store = make();
+      const d = digest();
+      await store.topUp(d, 40);
+      const taken = await store.decide(query({ account: d, credits: 20, cost: 50 }));
+      expect(taken).toMatchObject({ outcome: 'ok', billed: 50, fromTopup: 30, credits: 10 });
+      await store.refund({ account: d, periodId: taken.periodId, amount: taken.billed, fromTopup: taken.fromTopup });
+      expect(await store.balance(d, 'daily', noon)).toMatchObject({ spent: 0, topup: 40 });
+    });
+
+    it('what was spent is kept across a plan change: the new allowance applies from the change on', async () => {
+      const store = make();
+      const d = digest();
+      await store.decide(query({ account: d, credits: 100, cost: 60 }));
+      // A smaller plan: 60 spent of 50 leaves nothing (never a negative balance).
+      expect(await store.decide(query({ account: d, credits: 50, cost: 1 }))).toMatchObject({ outcome: 'out_of_credits', credits: 0 });
+      // A bigger plan: 200 - 60.
+      expect(await store.decide(query({ account: d, credits: 200, cost: 0 }))).toMatchObject({ credits: 140 });
+    });
   });
 });
 
 describe('redis quota store', () => {
-  it('keeps the keys of one decision under one hash tag, and the period counter expires by itself', async () => {
+  it.each(ERAS)('keeps the keys of one decision under one hash tag, with expiries relative to the decision (%s)', async (_era, noon) => {
     const store = new RedisQuotaStore(redis, prefix);
     const d = digest();
-    const nowMs = Date.now();
-    await store.decide(query({ digest: d, nowMs }));
-    const keys = (await redis.keys(`${prefix}{${d}}*`)).sort();
-    expect(keys).toEqual([`${prefix}{${d}}:credits:${periodWindow('daily', nowMs).id}`, `${prefix}{${d}}:rate`]);
-    const ttlMs = await redis.pttl(keys[0]!);
-    const untilMidnight = periodWindow('daily', nowMs).endMs - nowMs;
-    expect(ttlMs).toBeGreaterThan(0);
-    expect(Math.abs(ttlMs - untilMidnight)).toBeLessThan(2_000);
-    expect(await redis.pttl(keys[1]!)).toBeLessThanOrEqual(1000);
+    const nowMs = noon + 1_234;
+    await store.decide({ account: d, rps: 10, credits: 100, period: 'daily', cost: 20, nowMs });
+    const period = periodWindow('daily', nowMs);
+    const credits = `${prefix}{${d}}:credits:${period.id}`;
+    const window = `${prefix}{${d}}:window`;
+    expect((await redis.keys(`${prefix}{${d}}*`)).sort()).toEqual([credits, window].sort());
+    // What is left of the period as the decision saw it, plus the grace; never Redis's own idea
+    // of when that period ends (for an instant of another decade, it would be gone at once).
+    const expected = period.endMs - nowMs + CREDIT_KEY_GRACE_MS;
+    const ttl = await redis.pttl(credits);
+    expect(ttl).toBeLessThanOrEqual(expected);
+    expect(ttl).toBeGreaterThan(expected - 60_000);
+    expect(await redis.get(credits)).toBe('20');
+    expect(await redis.pttl(window)).toBeGreaterThan(RATE_KEY_TTL_MS - 60_000);
+    expect(await redis.hgetall(window)).toEqual({ s: String(nowMs), c: '1' });
   });
 
   it('rejects when Redis cannot answer, so the caller can apply onError', async () => {
     const dead = new Redis('redis://127.0.0.1:1', { enableOfflineQueue: false, lazyConnect: true, retryStrategy: () => null });
     const store = new RedisQuotaStore(dead, prefix);
-    await expect(store.decide(query({ digest: digest() }))).rejects.toThrow();
+    await expect(store.decide({ account: digest(), rps: 1, credits: 1, period: 'daily', cost: 0, nowMs: Date.now() })).rejects.toThrow();
     dead.disconnect();
   });
 });

@@ -5,6 +5,7 @@ import { DEMO_KEY, makeConfig, startGateway } from '../support/gateway.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/process.js';
 import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
+import { until } from '../support/wait.js';
 
 const redis = connect();
 const prefix = testPrefix('cache');
@@ -37,11 +38,12 @@ const get = (g: GatewayProcess, path: string) => fetch(g.url + path, { headers: 
 describe('shared cache tier', () => {
   it('a fill by one gateway process is a hit in the other', async () => {
     const path = fresh();
+    const keysBefore = (await redis.keys(`${prefix}cache:*`)).length;
     const first = await get(gateways[0]!, path);
     expect(first.headers.get('x-cache')).toBe('MISS');
     const body = await first.text();
-    // The fill reaches Redis just after the answer; give it a moment.
-    await new Promise((r) => setTimeout(r, 100));
+    // The fill reaches Redis just after the answer.
+    await until(async () => (await redis.keys(`${prefix}cache:*`)).length > keysBefore, 'the fill to reach Redis');
     const second = await get(gateways[1]!, path);
     expect(second.headers.get('x-cache')).toBe('HIT');
     expect(await second.text()).toBe(body);

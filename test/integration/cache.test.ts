@@ -2,10 +2,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
 import { ADDRESS, DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
+import { parsePrometheus, valueOf } from '../support/prometheus.js';
+import { until } from '../support/wait.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
 const TXS = `/1/api/v2/addresses/${ADDRESS}/transactions`;
-const clock = { now: Date.UTC(2026, 10, 22, 12) };
+/** The gateway's clock: tests move it to expire entries. */
+const clock = { now: Date.now() };
 
 let explorer: FixtureExplorer;
 let gw: TestGateway;
@@ -17,7 +20,7 @@ beforeAll(async () => {
   explorer = await startFixtureExplorer();
   gw = await startGateway(
     makeConfig([explorer.url], {
-      chains: { '1': { name: 'E', upstreams: [explorer.url], timeoutMs: 300 } },
+      chains: { '1': { name: 'E', upstreams: [explorer.url], timeoutMs: 5_000 } },
       keys: [
         { name: 'demo', key: DEMO_KEY, plan: 'free' },
         { name: 'other', key: 'other-key', plan: 'free' },
@@ -34,7 +37,8 @@ afterAll(async () => {
 afterEach(() => explorer.reset());
 
 const outcome = (res: Response) => res.headers.get('x-cache');
-const settle = () => new Promise((r) => setTimeout(r, 50));
+/** Waits until no fill or background refresh of the gateway's cache is running. */
+const settle = () => gw.app.gateway.state().cache.idle();
 
 describe('response cache', () => {
   it('answers a repeated request from the cache, with Age', async () => {
@@ -52,7 +56,7 @@ describe('response cache', () => {
     expect(explorer.hits()).toBe(1);
   });
 
-  it('one entry serves every key, and each answer carries that request\'s own quota headers', async () => {
+  it("one entry serves every key, and each answer carries that request's own quota headers", async () => {
     const path = `${fresh()}/token-balances`;
     const a = await gw.get(path);
     const b = await gw.get(path, { key: 'other-key' });
@@ -79,14 +83,16 @@ describe('response cache', () => {
     const scam = await gw.get(path, { headers: { 'show-scam-tokens': 'true' } });
     expect(outcome(scam)).toBe('MISS');
     expect(((await scam.json()) as unknown[]).length).toBe(plain.length + 1);
-    // Instances treat only "true" as true: "TRUE" is another entry, with the plain answer.
-    const upper = await gw.get(path, { headers: { 'show-scam-tokens': 'TRUE' } });
-    expect(outcome(upper)).toBe('MISS');
-    expect(((await upper.json()) as unknown[]).length).toBe(plain.length);
-    expect(explorer.requests.map((r) => r.headers['show-scam-tokens'])).toEqual([undefined, 'true', 'TRUE']);
+    // Instances treat only "true" as true: any other value is no header at all, the plain entry.
+    for (const odd of ['TRUE', 'false', 'x'.repeat(8_000), 'yes']) {
+      const res = await gw.get(path, { headers: { 'show-scam-tokens': odd } });
+      expect(outcome(res)).toBe('HIT');
+      expect(((await res.json()) as unknown[]).length).toBe(plain.length);
+    }
+    expect(explorer.requests.map((r) => r.headers['show-scam-tokens'])).toEqual([undefined, 'true']);
   });
 
-  it('each answer carries its own request\'s x-request-id, never the one the upstream echoed', async () => {
+  it("each answer carries its own request's x-request-id, never the one the upstream echoed", async () => {
     const path = `${fresh()}/token-balances`;
     explorer.set({ extraHeaders: { 'x-request-id': 'echoed-by-upstream' } });
     const miss = await gw.get(path, { headers: { 'x-request-id': 'first-request' } });
@@ -95,13 +101,16 @@ describe('response cache', () => {
     expect(outcome(hit)).toBe('HIT');
   });
 
-  it('the gateway\'s own headers replace an upstream\'s of the same name, on misses and hits alike', async () => {
+  it("the gateway's own headers replace an upstream's of the same name, on misses and hits alike", async () => {
     const path = `${fresh()}/token-balances`;
     // A CDN in front of an explorer adds these; fetch() would join duplicates with ", ".
     explorer.set({ extraHeaders: { 'x-cache': 'HIT from cdn', age: '100', 'x-credits-remaining': '5' } });
     const miss = await gw.get(path);
     const hit = await gw.get(path);
-    for (const [res, cache] of [[miss, 'MISS'], [hit, 'HIT']] as const) {
+    for (const [res, cache] of [
+      [miss, 'MISS'],
+      [hit, 'HIT'],
+    ] as const) {
       expect(res.headers.get('x-cache')).toBe(cache);
       expect(res.headers.get('age')).toMatch(/^\d+$/);
       expect(res.headers.get('x-credits-remaining')).toMatch(/^\d+$/);
@@ -110,8 +119,13 @@ describe('response cache', () => {
 
   it('coalesces dozens of concurrent identical misses into one upstream request', async () => {
     const path = `${fresh()}/token-balances`;
-    explorer.set({ delayMs: 100 });
-    const all = await Promise.all(Array.from({ length: 40 }, () => gw.get(path)));
+    const counters = gw.app.gateway.state().cache.counters;
+    const joinedBefore = counters.coalesced;
+    const release = explorer.hold();
+    const pending = Array.from({ length: 40 }, () => gw.get(path));
+    await until(() => counters.coalesced === joinedBefore + 39, "every request to wait on the first one's fill");
+    release();
+    const all = await Promise.all(pending);
     const bodies = await Promise.all(all.map((r) => r.text()));
     expect(all.every((r) => r.status === 200)).toBe(true);
     expect(new Set(bodies).size).toBe(1);
@@ -120,8 +134,14 @@ describe('response cache', () => {
 
   it('gives every coalesced waiter the same error, and does not keep it', async () => {
     const path = `${fresh()}/token-balances`;
-    explorer.set({ delayMs: 50, failStatus: 500 });
-    const all = await Promise.all(Array.from({ length: 20 }, () => gw.get(path)));
+    const counters = gw.app.gateway.state().cache.counters;
+    const joinedBefore = counters.coalesced;
+    explorer.set({ failStatus: 500 });
+    const release = explorer.hold();
+    const pending = Array.from({ length: 20 }, () => gw.get(path));
+    await until(() => counters.coalesced === joinedBefore + 19, "every request to wait on the first one's fill");
+    release();
+    const all = await Promise.all(pending);
     expect(all.map((r) => r.status)).toEqual(Array(20).fill(502));
     expect(explorer.hits()).toBe(1);
     explorer.reset();
@@ -131,15 +151,19 @@ describe('response cache', () => {
 
   it('a waiter whose client goes away does not cancel the others', async () => {
     const path = `${fresh()}/token-balances`;
-    explorer.set({ delayMs: 150 });
+    const counters = gw.app.gateway.state().cache.counters;
+    const joinedBefore = counters.coalesced;
+    const release = explorer.hold();
     const leader = new AbortController();
     const first = gw.get(path, { signal: leader.signal }).catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 20));
+    await until(() => explorer.hits() === 1, "the leader's request to reach the explorer");
     const others = Array.from({ length: 5 }, () => gw.get(path));
+    await until(() => counters.coalesced === joinedBefore + 5, "the others to join the leader's fill");
     leader.abort();
+    expect(await first).toBeInstanceOf(Error);
+    release();
     const answers = await Promise.all(others);
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
-    expect(await first).toBeInstanceOf(Error);
     expect(explorer.hits()).toBe(1);
     expect(outcome(await gw.get(path))).toBe('HIT');
   });
@@ -148,14 +172,14 @@ describe('response cache', () => {
     const path = `${fresh()}/token-balances`;
     await gw.get(path);
     clock.now += 16_000; // token-balances TTL is 15 s
-    explorer.set({ delayMs: 250 }); // the refresh takes 250 ms (the chain's timeout is 300)
-    const started = Date.now();
+    // The refresh is held at the explorer until the stale answers are in: nobody waited for it.
+    const release = explorer.hold();
     const stale = await Promise.all(Array.from({ length: 10 }, () => gw.get(path)));
-    // Answered before the refresh could have come back: nobody waited for the upstream.
-    expect(Date.now() - started).toBeLessThan(250);
     expect(stale.map(outcome)).toEqual(Array(10).fill('STALE'));
     expect(stale[0]!.headers.get('age')).toBe('16');
-    await new Promise((r) => setTimeout(r, 400));
+    await until(() => explorer.hits() === 2, 'the background refresh to reach the explorer');
+    release();
+    await settle();
     expect(explorer.hits()).toBe(2);
     const refreshed = await gw.get(path);
     expect(outcome(refreshed)).toBe('HIT');
@@ -170,14 +194,41 @@ describe('response cache', () => {
     const during = await gw.get(path);
     expect([during.status, outcome(during)]).toEqual([200, 'STALE']);
     await settle();
-    explorer.set({ failStatus: null, hang: true });
-    clock.now += 5_000;
-    const timedOut = await gw.get(path);
-    expect([timedOut.status, outcome(timedOut)]).toEqual([200, 'STALE']);
-    await new Promise((r) => setTimeout(r, 400));
-    explorer.set({ hang: false, failStatus: 503 });
+    expect(explorer.hits()).toBe(2); // the failed refresh
+    clock.now += 5_000; // past the pause after a failed refresh
+    const again = await gw.get(path);
+    expect([again.status, outcome(again)]).toEqual([200, 'STALE']);
+    await settle();
+    expect(explorer.hits()).toBe(3);
     clock.now += 60_000; // past TTL + staleSeconds
     expect((await gw.get(path)).status).toBe(502);
+  });
+
+  it('serves the old entry when its refresh times out', async () => {
+    const fast = await startGateway(
+      makeConfig([explorer.url], {
+        chains: { '1': { name: 'E', upstreams: [explorer.url], timeoutMs: 100 } },
+        cache: { ttlSeconds: { 'token-balances': 15 }, staleSeconds: 60 },
+      }),
+      { now: () => clock.now },
+    );
+    try {
+      const path = `${fresh()}/token-balances`;
+      await fast.get(path);
+      clock.now += 20_000;
+      explorer.set({ hang: true });
+      const during = await fast.get(path);
+      expect([during.status, outcome(during)]).toEqual([200, 'STALE']);
+      const counters = fast.app.gateway.state().cache.counters;
+      await fast.app.gateway.state().cache.idle(); // the refresh ends at the chain's deadline
+      expect(counters.refreshFailures).toBe(1);
+      const after = await fast.get(path);
+      expect([after.status, outcome(after)]).toEqual([200, 'STALE']);
+      const metrics = parsePrometheus(await (await fast.ops('/metrics')).text());
+      expect(valueOf(metrics, 'egw_cache_refresh_failures_total')).toBe(1);
+    } finally {
+      await fast.close();
+    }
   });
 
   it('does not keep 4xx answers or answers marked no-store', async () => {

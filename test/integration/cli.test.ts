@@ -7,7 +7,11 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const cli = (...args: string[]) => {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, DEMO_API_KEY: '', GATEWAY_CONFIG: '' } });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, DEMO_API_KEY: '', GATEWAY_CONFIG: '' },
+  });
   return { code: r.status, out: r.stdout, err: r.stderr };
 };
 

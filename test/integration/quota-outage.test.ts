@@ -6,6 +6,7 @@ import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explor
 import { ADDRESS, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
 import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { until } from '../support/wait.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
 const QUOTA_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-credits-remaining'];
@@ -36,7 +37,12 @@ afterAll(async () => {
 async function gateway(onError: 'open' | 'closed') {
   gw = await startGateway(
     makeConfig([explorer.url], {
-      redis: { url: `redis://127.0.0.1:${proxy.port}/${new URL(REDIS_URL).pathname.slice(1) || '0'}`, keyPrefix: prefix, onError, commandTimeoutMs: 100 },
+      redis: {
+        url: `redis://127.0.0.1:${proxy.port}/${new URL(REDIS_URL).pathname.slice(1) || '0'}`,
+        keyPrefix: prefix,
+        onError,
+        commandTimeoutMs: 100,
+      },
     }),
   );
   return gw;
@@ -44,15 +50,12 @@ async function gateway(onError: 'open' | 'closed') {
 
 const quotaHeaders = (res: Response) => QUOTA_HEADERS.map((h) => res.headers.get(h));
 
-/** Polls until the gateway enforces again (numeric headers), or gives up. */
-async function untilEnforced(g: TestGateway, timeoutMs = 5_000): Promise<Response> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+/** Asks until the gateway enforces again (numeric headers). */
+function untilEnforced(g: TestGateway): Promise<Response> {
+  return until(async () => {
     const res = await g.get(BALANCES);
-    if (res.headers.get('x-ratelimit-limit') !== '-1' && res.status === 200) return res;
-    if (Date.now() > deadline) throw new Error(`still not enforcing: ${res.status} ${quotaHeaders(res).join(',')}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return res.headers.get('x-ratelimit-limit') !== '-1' && res.status === 200 ? res : undefined;
+  }, 'the gateway to enforce again');
 }
 
 describe('quota store outage', () => {
@@ -61,9 +64,7 @@ describe('quota store outage', () => {
     expect(quotaHeaders(await g.get(BALANCES))).not.toContain('-1');
 
     await proxy.cut();
-    const started = Date.now();
     const res = await g.get(BALANCES);
-    expect(Date.now() - started).toBeLessThan(500);
     expect(res.status).toBe(200);
     expect(quotaHeaders(res)).toEqual(['-1', '-1', '-1', '-1']);
 
@@ -90,15 +91,13 @@ describe('quota store outage', () => {
     const g = await gateway('open');
     await g.get(BALANCES);
     proxy.hang();
-    const times: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const started = Date.now();
-      const res = await g.get(BALANCES);
-      times.push(Date.now() - started);
+      // Without the command timeout (100 ms) these would wait for a Redis that never answers;
+      // the abort is fifty times that, only so that a hang fails here rather than at the suite's timeout.
+      const res = await g.get(BALANCES, { signal: AbortSignal.timeout(5_000) });
       expect(res.status).toBe(200);
       expect(res.headers.get('x-credits-remaining')).toBe('-1');
     }
-    expect(Math.max(...times)).toBeLessThan(600);
 
     await proxy.restore();
     expect((await untilEnforced(g)).headers.get('x-ratelimit-limit')).toBe('1000');

@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
 import { ADDRESS, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
 import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
+import { until } from '../support/wait.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
 const prefix = testPrefix('rtt');
@@ -16,8 +17,9 @@ const seen: string[][] = [];
 
 beforeAll(async () => {
   explorer = await startFixtureExplorer();
-  // No cache TTL: the shared cache tier stays out of the count, only quota decisions are left.
-  gw = await startGateway(makeConfig([explorer.url], { redis: { url: REDIS_URL, keyPrefix: prefix } }));
+  // No cache TTL and no usage rows: the shared cache tier and the usage batches (written off the
+  // request path, once a second) stay out of the count, only quota decisions are left.
+  gw = await startGateway(makeConfig([explorer.url], { redis: { url: REDIS_URL, keyPrefix: prefix }, usage: { enabled: false } }));
   monitor = await redis.duplicate().monitor();
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
     // Commands a script runs are listed too, with source "lua": they are not round trips.
@@ -32,7 +34,20 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-const settle = () => new Promise((r) => setTimeout(r, 100));
+/**
+ * Waits until MONITOR has shown every command sent so far: Redis runs commands one at a time and
+ * MONITOR lists them in that order, so a marker sent last is seen last.
+ */
+let markers = 0;
+async function settle(): Promise<void> {
+  const marker = `${prefix}marker:${markers++}`;
+  await redis.exists(marker);
+  await until(() => seen.some((a) => a.includes(marker)), 'MONITOR to show the marker');
+  seen.splice(
+    seen.findIndex((a) => a.includes(marker)),
+    1,
+  );
+}
 
 describe('quota decisions on Redis', () => {
   it('cost one script call per request, and nothing else', async () => {
@@ -46,6 +61,17 @@ describe('quota decisions on Redis', () => {
     expect(calls).toBeGreaterThanOrEqual(20);
     expect(calls).toBeLessThanOrEqual(21);
     expect(commands.filter((c) => c !== 'evalsha' && c !== 'eval')).toEqual([]);
+  });
+
+  it('a flood of unknown keys costs Redis nothing: every key is held in process', async () => {
+    await settle();
+    seen.length = 0;
+    const statuses = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => gw.get(BALANCES, { key: `egw_unknown_${i}` }).then((r) => r.status)),
+    );
+    expect(statuses.every((s) => s === 401)).toBe(true);
+    await settle();
+    expect(seen).toEqual([]);
   });
 
   it('share one call per key among the requests of one event-loop turn', async () => {

@@ -2,19 +2,34 @@
 // for the requests that already chose it.
 import { describe, expect, it } from 'vitest';
 import { MemoryQuotaStore } from '../../src/quota/memory.js';
-import type { QuotaDecision, QuotaQuery, QuotaStore, Refund } from '../../src/quota/types.js';
+import type { Period } from '../../src/quota/period.js';
+import type { Balance, QuotaDecision, QuotaQuery, QuotaStore, Refund } from '../../src/quota/types.js';
 import { useFixtureExplorer } from '../support/explorer.js';
 import { ADDRESS, makeConfig, startGateway } from '../support/gateway.js';
+import { until } from '../support/wait.js';
 
-/** The in-process store, answering after a delay, like a Redis far away. */
-class SlowStore implements QuotaStore {
+/** The in-process store, answering only when the test opens the gate, like a Redis far away. */
+class GatedStore implements QuotaStore {
   readonly kind = 'memory';
   private readonly inner = new MemoryQuotaStore();
+  waiting = 0;
+  private opened!: () => void;
+  private readonly gate = new Promise<void>((r) => (this.opened = r));
+  open(): void {
+    this.opened();
+  }
   decide(q: QuotaQuery): Promise<QuotaDecision> {
-    return new Promise((r) => setTimeout(r, 200)).then(() => this.inner.decide(q));
+    this.waiting++;
+    return this.gate.then(() => this.inner.decide(q));
   }
   refund(r: Refund): Promise<void> {
     return this.inner.refund(r);
+  }
+  topUp(account: string, amount: number): Promise<number> {
+    return this.inner.topUp(account, amount);
+  }
+  balance(account: string, period: Period, nowMs: number): Promise<Balance> {
+    return this.inner.balance(account, period, nowMs);
   }
   close(): Promise<void> {
     return this.inner.close();
@@ -26,12 +41,14 @@ const fixture = useFixtureExplorer();
 describe('reload with requests in flight', () => {
   it('a request that started before a chain changed still reaches its upstream', async () => {
     const config = makeConfig([fixture().url]);
-    const gw = await startGateway(config, { quotaStore: new SlowStore() });
+    const store = new GatedStore();
+    const gw = await startGateway(config, { quotaStore: store });
     try {
       const inflight = gw.get(`/1/api/v2/addresses/${ADDRESS}/token-balances`);
-      await new Promise((r) => setTimeout(r, 50));
+      await until(() => store.waiting === 1, 'the request to wait on its quota decision');
       const changed = makeConfig([fixture().url], { chains: { '1': { name: 'Ethereum', upstreams: [fixture().url], timeoutMs: 3_000 } } });
       expect(gw.app.gateway.reload(changed)).toEqual([]);
+      store.open();
       const res = await inflight;
       expect(res.status).toBe(200);
       // And the new configuration serves the next one.

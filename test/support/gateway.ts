@@ -1,9 +1,10 @@
 // Test harness: a gateway built from a config object and listening on a real loopback port.
+import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { configSchema, type Config, type ConfigInput } from '../../src/config/schema.js';
-import { buildServer, type ServerDeps } from '../../src/server.js';
+import { buildServer, type ServerDeps } from '../../src/app/server.js';
 
 export const DEMO_KEY = 'test-key-demo';
 export const ADDRESS = '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045';
@@ -16,6 +17,10 @@ export function makeConfig(upstreams: string[], extra: Partial<ConfigInput> = {}
     plans: { free: { rps: 1000, credits: 1_000_000, period: 'daily' } },
     keys: [{ name: 'demo', key: DEMO_KEY, plan: 'free' }],
     log: { level: 'silent', requests: false },
+    // Every gateway its own embedded store, gone when it closes.
+    storage: { path: ':memory:' },
+    // An operations listener (/metrics, detailed /readyz) on a free loopback port.
+    metrics: { port: 0, host: '127.0.0.1' },
     // Most suites test the pipeline without the cache; the cache suites turn it on.
     cache: { ttlSeconds: { 'token-balances': 0, transactions: 0, legacy: 0 } },
     ...extra,
@@ -27,6 +32,13 @@ export interface TestGateway {
   url: string;
   /** fetch relative to the gateway, with the demo key as Bearer unless headers say otherwise. */
   get(path: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
+  /**
+   * A GET with the request target exactly as given (fetch would resolve `..` and `%2e%2e`
+   * segments before sending), with the demo key as Bearer; resolves with status and body.
+   */
+  raw(target: string): Promise<{ status: number; body: string }>;
+  /** fetch on the operations listener (`/metrics`, `/readyz` with its checks). */
+  ops(path: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -43,6 +55,23 @@ export async function startGateway(config: Config, deps: ServerDeps = {}): Promi
       const headers = new Headers(rest.headers);
       if (key !== null && !headers.has('authorization')) headers.set('authorization', `Bearer ${key}`);
       return fetch(url + path, { ...rest, headers });
+    },
+    async ops(path, init) {
+      const base = app.gateway.opsUrl();
+      if (base === undefined) throw new Error('this gateway has no operations listener (metrics.port)');
+      return fetch(base + path, init);
+    },
+    raw(target) {
+      return new Promise((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, path: target, headers: { authorization: `Bearer ${DEMO_KEY}` } }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (body += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
     },
     close: () => app.close(),
   };

@@ -32,7 +32,9 @@ export async function setup(): Promise<void> {
   const port = await closedPort();
   server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   const failed = new Promise<never>((_, reject) =>
-    server!.once('error', (err) => reject(new Error(`npm test needs a Redis: set REDIS_URL, run one on 127.0.0.1:6379, or put redis-server on PATH (${err.message})`))),
+    server!.once('error', (err) =>
+      reject(new Error(`npm test needs a Redis: set REDIS_URL, run one on 127.0.0.1:6379, or put redis-server on PATH (${err.message})`)),
+    ),
   );
   const url = `redis://127.0.0.1:${port}`;
   const up = (async () => {

@@ -21,13 +21,27 @@ export interface GatewayProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function startGatewayProcess(config: Record<string, unknown>, timeoutMs = 15_000): Promise<GatewayProcess> {
+/**
+ * Starts `src/cli.ts` on `config` in a child process; `wrap` is a command the node process runs
+ * under (`['prlimit', '--nofile=1024:1024', '--']`).
+ */
+export async function startGatewayProcess(
+  config: Record<string, unknown>,
+  timeoutMs = 15_000,
+  wrap: string[] = [],
+): Promise<GatewayProcess> {
   const port = await closedPort();
   const dir = mkdtempSync(join(tmpdir(), 'egw-'));
   const file = join(dir, 'gateway.yaml');
-  const writeConfig = (c: Record<string, unknown>) => writeFileSync(file, stringify({ ...c, server: { ...(c.server as object), host: '127.0.0.1', port } }));
+  // Its own embedded store in its own directory, unless the test names one.
+  const writeConfig = (c: Record<string, unknown>) =>
+    writeFileSync(
+      file,
+      stringify({ storage: { path: join(dir, 'gateway.db') }, ...c, server: { ...(c.server as object), host: '127.0.0.1', port } }),
+    );
   writeConfig(config);
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), '--config', file], {
+  const command = [...wrap, process.execPath, '--import', 'tsx', join(ROOT, 'src/cli.ts'), '--config', file];
+  const child = spawn(command[0]!, command.slice(1), {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

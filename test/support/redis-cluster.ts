@@ -27,7 +27,16 @@ export async function startCluster(nodes = 3): Promise<TestCluster> {
   for (let i = 0; i < nodes; i++) {
     const port = await closedPort();
     ports.push(port);
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`)];
+    const args = [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      join(dir, `nodes-${port}.conf`),
+    ];
     children.push(spawn('redis-server', [...args, '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' }));
   }
   const stop = async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Coalescer } from '../../src/cache/coalesce.js';
-import { ageSeconds, cacheKey, ENTRY_OVERHEAD_BYTES, isStorable, toEntry, ttlSecondsFor } from '../../src/cache/policy.js';
+import { ageSeconds, cacheKey, ENTRY_OVERHEAD_BYTES, isStorable, toEntry } from '../../src/cache/policy.js';
+import { costOf, ttlSecondsFor } from '../../src/routes/settings.js';
 import { decodeEntry, encodeEntry } from '../../src/cache/redis-tier.js';
 import { ResponseCache, REFRESH_RETRY_MS } from '../../src/cache/response-cache.js';
 import { configSchema } from '../../src/config/schema.js';
@@ -12,12 +13,13 @@ const answer = (body: string, status = 200, headers: Record<string, string> = { 
   headers,
   body: Buffer.from(body),
   upstream: 'http://u',
+  ms: 1,
 });
 
 function counting(make: () => UpstreamAnswer | Error) {
   const f = async () => {
     f.calls++;
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setImmediate(r)); // answered later, as an upstream is
     const a = make();
     if (a instanceof Error) throw a;
     return a;
@@ -27,12 +29,33 @@ function counting(make: () => UpstreamAnswer | Error) {
 }
 
 describe('cache policy', () => {
-  const cache = configSchema.shape.cache.parse({ ttlSeconds: { legacy: 30, 'legacy.getTokenHolders': 0 } });
+  const cache = configSchema.shape.cache.parse({
+    ttlSeconds: { legacy: 45, 'legacy.getTokenHolders': 0, 'blocks/{block_hash_or_number_param}': 7 },
+  });
+  const defaults = configSchema.shape.cache.parse({});
 
-  it('takes a route\'s TTL, legacy actions falling back to `legacy`', () => {
-    expect(ttlSecondsFor(cache, 'token-balances')).toBe(15);
-    expect(ttlSecondsFor(cache, 'legacy.getToken')).toBe(30);
+  it("takes a route's own TTL, else `legacy` for legacy actions, else the family's default", () => {
+    expect(ttlSecondsFor(cache, 'blocks/{block_hash_or_number_param}')).toBe(7);
+    expect(ttlSecondsFor(cache, 'legacy.getToken')).toBe(45);
+    expect(ttlSecondsFor(cache, 'legacy.account.balance')).toBe(45);
     expect(ttlSecondsFor(cache, 'legacy.getTokenHolders')).toBe(0);
+    expect(ttlSecondsFor(cache, 'token-balances')).toBe(15);
+    // Defaults: the two routes served first keep theirs; the families of routes/table.ts.
+    expect(ttlSecondsFor(defaults, 'token-balances')).toBe(15);
+    expect(ttlSecondsFor(defaults, 'transactions')).toBe(5);
+    expect(ttlSecondsFor(defaults, 'legacy.getToken')).toBe(30);
+    expect(ttlSecondsFor(defaults, 'main-page/blocks')).toBe(5);
+    expect(ttlSecondsFor(defaults, 'transactions/{transaction_hash_param}/logs')).toBe(30);
+    expect(ttlSecondsFor(defaults, 'smart-contracts/{address_hash_param}')).toBe(300);
+    expect(ttlSecondsFor(defaults, 'addresses/{address_hash_param}/transactions/csv')).toBe(0);
+  });
+
+  it("costs a route's own price, else the PRO API's, else costs.default", () => {
+    const costs = configSchema.shape.costs.parse({ default: 10, routes: { 'search/quick': 1 } });
+    expect(costOf(costs, 'search/quick')).toBe(1);
+    expect(costOf(costs, 'transactions/{transaction_hash_param}/summary')).toBe(50);
+    expect(costOf(costs, 'blocks/{block_hash_or_number_param}')).toBe(10);
+    expect(costOf(configSchema.shape.costs.parse({}), 'blocks/{block_hash_or_number_param}')).toBe(20);
   });
 
   it('keys by chain, upstream path and show-scam-tokens only', () => {
@@ -58,17 +81,46 @@ describe('cache policy', () => {
 });
 
 describe('header lines of an entry', () => {
-  it('are its fields, its length, then the per-answer headers with empty values; the answer\'s own names win', () => {
+  it("are its fields, its length, then the per-answer headers with empty values; the answer's own names win", () => {
     // An entry from the shared tier may have been stored by an older gateway that kept these.
-    const e = toEntry(answer('{"a":1}', 200, { 'content-type': 'application/json', vary: 'accept', age: '100', 'x-cache': 'HIT from cdn', 'content-length': '99' }), 0, 15, 60);
+    const e = toEntry(
+      answer('{"a":1}', 200, {
+        'content-type': 'application/json',
+        vary: 'accept',
+        age: '100',
+        'x-cache': 'HIT from cdn',
+        'content-length': '99',
+      }),
+      0,
+      15,
+      60,
+    );
     expect(e.headerLines).toEqual([
-      'content-type', 'application/json', 'vary', 'accept', 'content-length', '7',
-      'x-request-id', '', 'x-cache', '', 'age', '', 'x-ratelimit-limit', '', 'x-ratelimit-remaining', '', 'x-ratelimit-reset', '', 'x-credits-remaining', '',
+      'content-type',
+      'application/json',
+      'vary',
+      'accept',
+      'content-length',
+      '7',
+      'x-request-id',
+      '',
+      'x-cache',
+      '',
+      'age',
+      '',
+      'x-ratelimit-limit',
+      '',
+      'x-ratelimit-remaining',
+      '',
+      'x-ratelimit-reset',
+      '',
+      'x-credits-remaining',
+      '',
     ]);
   });
 
   it('repeat a field with several values', () => {
-    const e = toEntry({ status: 200, headers: { link: ['<a>', '<b>'] }, body: Buffer.from(''), upstream: 'u' }, 0, 15, 60);
+    const e = toEntry({ status: 200, headers: { link: ['<a>', '<b>'] }, body: Buffer.from(''), upstream: 'u', ms: 1 }, 0, 15, 60);
     expect(e.headerLines.slice(0, 6)).toEqual(['link', '<a>', 'link', '<b>', 'content-length', '0']);
   });
 });
@@ -79,7 +131,7 @@ describe('Coalescer', () => {
     let runs = 0;
     const work = async () => {
       runs++;
-      await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setImmediate(r));
       return 42;
     };
     const calls = Array.from({ length: 10 }, () => c.run('k', work));
@@ -101,7 +153,11 @@ describe('ResponseCache', () => {
   it('peek() gives only a fresh entry (counted as a hit); anything else is left to get()', async () => {
     const cache = new ResponseCache({ maxBytes: 1_000_000, staleSeconds: 60, now: () => 0 });
     expect(cache.peek('k', 10, 0)).toBeUndefined();
-    await cache.get('k', 10, counting(() => answer('{}')));
+    await cache.get(
+      'k',
+      10,
+      counting(() => answer('{}')),
+    );
     expect(cache.peek('k', 10, 9_999)?.body.toString()).toBe('{}');
     expect(cache.peek('k', 10, 10_000)).toBeUndefined(); // stale: get() serves it and refreshes
     expect(cache.peek('k', 0, 0)).toBeUndefined(); // a route with TTL 0 is never answered from the cache
@@ -119,7 +175,7 @@ describe('ResponseCache', () => {
     const stale = await Promise.all([cache.get('k', 10, fetch), cache.get('k', 10, fetch)]);
     expect(stale.map((s) => s.outcome)).toEqual(['STALE', 'STALE']);
     expect(stale[0].entry.body.toString()).toBe('{"n":0}');
-    await new Promise((r) => setTimeout(r, 20));
+    await cache.idle();
     expect(fetch.calls).toBe(2);
     const fresh = await cache.get('k', 10, fetch);
     expect(fresh).toMatchObject({ outcome: 'HIT' });
@@ -135,12 +191,12 @@ describe('ResponseCache', () => {
     failing = true;
     now = 20_000;
     expect((await cache.get('k', 10, fetch)).outcome).toBe('STALE');
-    await new Promise((r) => setTimeout(r, 20));
+    await cache.idle();
     expect((await cache.get('k', 10, fetch)).outcome).toBe('STALE');
     expect(fetch.calls).toBe(2); // one failed refresh, no retry yet
     now += REFRESH_RETRY_MS;
     await cache.get('k', 10, fetch);
-    await new Promise((r) => setTimeout(r, 20));
+    await cache.idle();
     expect(fetch.calls).toBe(3);
     now = 70_001;
     await expect(cache.get('k', 10, fetch)).rejects.toMatchObject({ code: 'UPSTREAM_TIMEOUT' });
@@ -156,7 +212,7 @@ describe('ResponseCache', () => {
     now = 20_000;
     for (let i = 0; i < 10; i++) {
       expect((await cache.get('k', 10, fetch)).outcome).toBe('STALE');
-      await new Promise((r) => setTimeout(r, 10));
+      await cache.idle();
     }
     expect(fetch.calls).toBe(2); // the fill, and one refresh
   });

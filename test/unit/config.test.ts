@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseConfig } from '../../src/config/load.js';
-import { hashKey } from '../../src/auth/keys.js';
+import { hashKey } from '../../src/auth/digest.js';
 
 const MINIMAL = `
 chains:
@@ -26,20 +26,31 @@ function problems(text: string, env: NodeJS.ProcessEnv = {}): string[] {
 describe('configuration', () => {
   it('fills in every default the contract names', () => {
     const c = parseConfig(MINIMAL, 'test.yaml', {});
-    expect(c.server).toEqual({ host: '0.0.0.0', port: 8080, watchConfig: false, shutdownTimeoutMs: 10_000 });
+    expect(c.server).toEqual({
+      host: '0.0.0.0',
+      port: 8080,
+      watchConfig: false,
+      shutdownTimeoutMs: 10_000,
+      workers: 1,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 5_000,
+    });
     expect(c.metrics).toEqual({ enabled: true, host: '127.0.0.1' });
     expect(c.health).toEqual({ probeIntervalMs: 10_000, probeTimeoutMs: 2_000 });
     expect(c.redis).toBeUndefined();
-    expect(c.chains['1']).toEqual({ name: 'Ethereum', upstreams: ['http://127.0.0.1:1'], timeoutMs: 10_000 });
+    expect(c.chains['1']).toEqual({
+      name: 'Ethereum',
+      upstreams: ['http://127.0.0.1:1'],
+      timeoutMs: 10_000,
+      maxResponseBytes: 8 * 1024 * 1024,
+    });
     expect(c.plans.free).toEqual({ rps: 5, credits: 100, period: 'daily' });
     expect(c.keys[0]).toMatchObject({ status: 'active' });
     expect(c.costs).toEqual({ default: 20, routes: {} });
     expect(c.log).toEqual({ level: 'info', requests: true });
-    expect(c.cache).toEqual({
-      maxBytes: 134_217_728,
-      ttlSeconds: { 'token-balances': 15, transactions: 5, legacy: 30 },
-      staleSeconds: 60,
-    });
+    // No TTL listed: every route has its family's default (routes/table.ts, test/unit/cache.test.ts).
+    expect(c.cache).toEqual({ maxBytes: 134_217_728, ttlSeconds: {}, staleSeconds: 60 });
   });
 
   it('fills in redis defaults', () => {
@@ -88,6 +99,18 @@ keys:
     expect(p).toHaveLength(8);
   });
 
+  it('takes credentials in an upstream URL, refuses a query or fragment, and says why', () => {
+    const chain = (url: string) => `chains:\n  "1": { name: X, upstreams: ["${url}"] }\nplans: { free: { rps: 1, credits: 1 } }\n`;
+    expect(parseConfig(chain('https://reader:s%40cret@explorer.example.org/eth'), 'test.yaml', {}).chains['1']?.upstreams).toHaveLength(1);
+    expect(problems(chain('https://explorer.example.org/?apikey=abc'))).toEqual([
+      'test.yaml:2: chains.1.upstreams[0]: expected a base URL without ?query or #fragment (the upstream key goes in upstreamApiKey)',
+    ]);
+    expect(problems(chain('https://explorer.example.org/#x'))).toHaveLength(1);
+    expect(problems(chain('https://re%zzader:x@explorer.example.org/'))).toEqual([
+      'test.yaml:2: chains.1.upstreams[0]: expected user:password@ to be percent-encoded',
+    ]);
+  });
+
   it('says what is wrong with a chain id or plan name', () => {
     const text = 'chains:\n  "bad id!": { name: X, upstreams: [http://a] }\nplans: { "free plan": { rps: 1, credits: 1 } }\n';
     expect(problems(text)).toEqual([
@@ -97,13 +120,46 @@ keys:
     expect(problems('chains: {}\nplans: {}\n')).toEqual(['test.yaml:1: chains: expected at least one chain']);
   });
 
-  it('keeps the default TTL of routes that cache.ttlSeconds does not list', () => {
-    const c = parseConfig(`${MINIMAL}\ncache: { ttlSeconds: { legacy: 10, legacy.getToken: 60 } }\n`, 't', {});
-    expect(c.cache.ttlSeconds).toEqual({ 'token-balances': 15, transactions: 5, legacy: 10, 'legacy.getToken': 60 });
+  it('takes any route of the table by name in costs.routes and cache.ttlSeconds, and `legacy` for TTLs', () => {
+    const text = `${MINIMAL}
+costs: { routes: { "transactions/{transaction_hash_param}/logs": 35, api/v2/transactions: 5, legacy.account.balance: 2 } }
+cache: { ttlSeconds: { legacy: 10, legacy.getToken: 60, "blocks/{block_hash_or_number_param}": 12 } }
+`;
+    const c = parseConfig(text, 't', {});
+    expect(c.costs.routes).toEqual({
+      'transactions/{transaction_hash_param}/logs': 35,
+      'api/v2/transactions': 5,
+      'legacy.account.balance': 2,
+    });
+    expect(c.cache.ttlSeconds).toEqual({ legacy: 10, 'legacy.getToken': 60, 'blocks/{block_hash_or_number_param}': 12 });
+  });
+
+  it('refuses an unknown route name, naming the closest ones', () => {
+    const text = `${MINIMAL}\ncosts: { routes: { "tokens/{address}/holder": 5 } }\ncache: { ttlSeconds: { legacy.getTokn: 1, legacy: 3 } }\n`;
+    expect(problems(text)).toEqual([
+      'test.yaml:9: costs.routes.tokens/{address}/holder: unknown route "tokens/{address}/holder"; did you mean "tokens/{address_hash_param}/holders", "tokens/{address_hash_param}/counters", "tokens/{address_hash_param}/holders/csv"?',
+      'test.yaml:10: cache.ttlSeconds.legacy.getTokn: unknown route "legacy.getTokn"; did you mean "legacy.getToken", "legacy.getTokenHolders", "legacy.logs.getLogs"?',
+    ]);
+  });
+
+  it('refuses more than one worker without redis, saying why', () => {
+    for (const workers of ['2', 'auto']) {
+      expect(problems(`${MINIMAL}\nserver: { workers: ${workers} }\n`)).toEqual([
+        'test.yaml:9: server.workers: more than one worker needs redis: balances, rate windows and run-time keys kept in one process cannot be shared with the others',
+      ]);
+    }
+    expect(parseConfig(`${MINIMAL}\nserver: { workers: 2 }\nredis: { url: "redis://127.0.0.1:6379" }\n`, 't', {}).server.workers).toBe(2);
+    expect(problems(`${MINIMAL}\nserver: { workers: 0 }\n`)[0]).toMatch(/server\.workers: expected a positive integer or auto/);
+  });
+
+  it('refuses the chain ids the Etherscan-style paths use', () => {
+    expect(problems(MINIMAL.replace('"1":', 'api:'))[0]).toMatch(/chains\.api: invalid name: expected a chain id other than api or v2/);
   });
 
   it('refuses a variable that is not set and has no default', () => {
-    expect(problems(MINIMAL.replace('secret', '${DEMO_API_KEY}'))[0]).toMatch(/^test\.yaml:7: environment variable DEMO_API_KEY is not set/);
+    expect(problems(MINIMAL.replace('secret', '${DEMO_API_KEY}'))[0]).toMatch(
+      /^test\.yaml:7: environment variable DEMO_API_KEY is not set/,
+    );
   });
 
   it('refuses the same key listed twice, in clear and as a digest', () => {

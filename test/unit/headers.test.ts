@@ -5,7 +5,10 @@ import { decimal, isPassableResponseHeader } from '../../src/http/headers.js';
 
 describe('decimal', () => {
   it('writes the same digits as String() for every safe integer', () => {
-    fc.assert(fc.property(fc.maxSafeInteger(), (n) => decimal(n) === String(n)), { numRuns: 20_000 });
+    fc.assert(
+      fc.property(fc.maxSafeInteger(), (n) => decimal(n) === String(n)),
+      { numRuns: 20_000 },
+    );
   });
 
   it('writes the same as String() at the group boundaries and for anything else', () => {

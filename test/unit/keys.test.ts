@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { extractKey, hashKey, KeyRing } from '../../src/auth/keys.js';
+import { hashKey } from '../../src/auth/digest.js';
+import { extractKey } from '../../src/auth/credentials.js';
+import { configKeyId, KeyRing } from '../../src/keys/ring.js';
+import type { KeyRecord } from '../../src/store/types.js';
 
 describe('extractKey', () => {
   it('reads a Bearer credential, case-insensitively', () => {
@@ -42,11 +45,79 @@ describe('KeyRing', () => {
     expect(hashKey('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   });
 
-  it('finds keys given in clear or as a digest, by the digest', () => {
-    expect(ring.find('k-clear')).toMatchObject({ name: 'clear', digest: hashKey('k-clear'), planName: 'free' });
-    expect(ring.find('k-clear')).toBe(ring.find('k-clear'));
-    expect(ring.find('k-digest')).toMatchObject({ name: 'digest', status: 'disabled' });
-    expect(ring.find('k-digest')?.chains?.has('1')).toBe(true);
-    expect(ring.find('nope')).toBeUndefined();
+  it('finds keys given in clear or as a digest, by the digest; a configured key counts under its digest', () => {
+    expect(ring.find('k-clear', 0)).toMatchObject({
+      name: 'clear',
+      account: hashKey('k-clear'),
+      planName: 'free',
+      id: configKeyId('clear'),
+    });
+    expect(ring.find('k-clear', 0)).toBe(ring.find('k-clear', 0));
+    expect(ring.find('k-digest', 0)).toMatchObject({ name: 'digest', status: 'disabled' });
+    expect(ring.find('k-digest', 0)?.chains?.has('1')).toBe(true);
+    expect(ring.find('nope', 0)).toBeUndefined();
+  });
+
+  const record = (over: Partial<KeyRecord> = {}): KeyRecord => ({
+    id: 'key_aaaaaaaaaaaaaaaa',
+    name: 'acme',
+    owner: 'acme-corp',
+    plan: 'free',
+    chains: null,
+    status: 'active',
+    expiresAt: null,
+    createdAt: 0,
+    prefix: 'egw_abcdefgh',
+    digest: hashKey('egw_first'),
+    previous: null,
+    ...over,
+  });
+
+  it('holds run-time keys beside configured ones; a run-time key counts under its id, whatever its secret', () => {
+    const r = new KeyRing({ plans, keys: [] }, [record()]);
+    expect(r.find('egw_first', 0)).toMatchObject({
+      id: 'key_aaaaaaaaaaaaaaaa',
+      account: 'key_aaaaaaaaaaaaaaaa',
+      owner: 'acme-corp',
+      source: 'runtime',
+    });
+    r.put(record({ digest: hashKey('egw_second'), previous: { digest: hashKey('egw_first'), until: 1_000 } }));
+    expect(r.find('egw_second', 0)?.account).toBe('key_aaaaaaaaaaaaaaaa');
+    // The rolled-away secret: accepted until its grace ends, then unknown.
+    expect(r.find('egw_first', 999)?.id).toBe('key_aaaaaaaaaaaaaaaa');
+    expect(r.find('egw_first', 1_000)).toBeUndefined();
+    r.remove('key_aaaaaaaaaaaaaaaa');
+    expect(r.find('egw_second', 0)).toBeUndefined();
+  });
+
+  it('keeps a run-time key whose plan the configuration lacks, refused until the plan is back', () => {
+    const r = new KeyRing({ plans, keys: [] }, [record({ plan: 'gold' })]);
+    expect(r.find('egw_first', 0)).toBeUndefined();
+    expect(r.record('key_aaaaaaaaaaaaaaaa')?.plan).toBe('gold');
+  });
+
+  it('knows the names taken, by configured and run-time keys', () => {
+    const r = new KeyRing({ plans, keys: [{ name: 'yaml', key: 'k', plan: 'free', status: 'active' }] }, [record()]);
+    expect([r.nameTaken('yaml'), r.nameTaken('acme'), r.nameTaken('acme', 'key_aaaaaaaaaaaaaaaa'), r.nameTaken('free')]).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
+  });
+});
+
+describe('new secrets', () => {
+  it('are egw_ and 43 base-62 characters, all different, their prefix the first 12 characters', async () => {
+    const { newSecret } = await import('../../src/keys/runtime.js');
+    const secrets = Array.from({ length: 200 }, () => newSecret());
+    for (const s of secrets) {
+      expect(s.secret).toMatch(/^egw_[A-Za-z0-9]{43}$/);
+      expect(s.prefix).toBe(s.secret.slice(0, 12));
+      expect(s.digest).toBe(hashKey(s.secret));
+    }
+    expect(new Set(secrets.map((s) => s.secret)).size).toBe(200);
+    // Every character of the alphabet turns up: no bias toward a part of it.
+    expect(new Set(secrets.flatMap((s) => [...s.secret.slice(4)])).size).toBe(62);
   });
 });

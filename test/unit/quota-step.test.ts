@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { FastifyBaseLogger } from 'fastify';
-import type { ApiKey } from '../../src/auth/keys.js';
+import type { Logger } from 'pino';
+import type { ApiKey } from '../../src/keys/ring.js';
 import { THROTTLED_LOG_INTERVAL_MS } from '../../src/observability/throttled-log.js';
 import { QuotaStep, STORE_BACKOFF_MS } from '../../src/quota/step.js';
-import type { QuotaDecision, QuotaStore } from '../../src/quota/types.js';
+import type { Balance, QuotaDecision, QuotaStore } from '../../src/quota/types.js';
 
 /** A store that fails the way a dead or stuck Redis does. */
 class FailingStore implements QuotaStore {
@@ -17,20 +17,30 @@ class FailingStore implements QuotaStore {
   refund(): Promise<void> {
     return Promise.resolve();
   }
+  topUp(): Promise<number> {
+    return Promise.reject(new Error(this.message));
+  }
+  balance(): Promise<Balance> {
+    return Promise.reject(new Error(this.message));
+  }
   close(): Promise<void> {
     return Promise.resolve();
   }
 }
 
-function recordingLog(): { log: FastifyBaseLogger; warnings: unknown[] } {
+function recordingLog(): { log: Logger; warnings: unknown[] } {
   const warnings: unknown[] = [];
-  const log = { warn: (obj: unknown) => warnings.push(obj) } as unknown as FastifyBaseLogger;
+  const log = { warn: (obj: unknown) => warnings.push(obj) } as unknown as Logger;
   return { log, warnings };
 }
 
 const key: ApiKey = {
+  id: 'key_d',
   name: 'k',
-  digest: 'd',
+  account: 'd',
+  expiresAt: undefined,
+  owner: undefined,
+  source: 'runtime',
   planName: 'p',
   plan: { rps: 1, credits: 1, period: 'daily' },
   rpsHeader: '1',
@@ -38,15 +48,21 @@ const key: ApiKey = {
   chains: undefined,
 };
 
+/** As the pipeline takes a decision: a rejected store promise goes to storeFailed. */
+const decide = (step: QuotaStep) => {
+  const d = step.decide(key, 20);
+  return d instanceof Promise ? d.catch((err: unknown) => step.storeFailed(err)) : d;
+};
+
 describe('QuotaStep', () => {
   it('reports a failed store and logs it at most once per interval', async () => {
     let now = 0;
     const { log, warnings } = recordingLog();
     const step = new QuotaStep(new FailingStore('Connection is closed.'), log, () => now);
-    for (let i = 0; i < 100; i++) expect(await step.decide(key, 20)).toBeUndefined();
+    for (let i = 0; i < 100; i++) expect(await decide(step)).toBeUndefined();
     expect(warnings).toHaveLength(1);
     now += THROTTLED_LOG_INTERVAL_MS;
-    await step.decide(key, 20);
+    await decide(step);
     expect(warnings).toHaveLength(2);
     expect(warnings[1]).toMatchObject({ suppressed: 99 });
   });
@@ -55,11 +71,11 @@ describe('QuotaStep', () => {
     let now = 0;
     const store = new FailingStore('Command timed out');
     const step = new QuotaStep(store, recordingLog().log, () => now);
-    await step.decide(key, 20);
-    await step.decide(key, 20);
+    await decide(step);
+    await decide(step);
     expect(store.calls).toBe(1);
     now += STORE_BACKOFF_MS;
-    await step.decide(key, 20);
+    await decide(step);
     expect(store.calls).toBe(2);
   });
 });

@@ -1,0 +1,174 @@
+// `explorer-gateway keys ...` and `explorer-gateway usage ...`: the admin API from a shell. The
+// commands call a running gateway's admin API (never its store directly, so that every write is
+// checked, audited and seen by every process), print its JSON (or CSV), and exit non-zero with
+// the API's message when it refuses.
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config/load.js';
+
+export const ADMIN_USAGE = `Admin commands (a running gateway's admin API; token from EGW_ADMIN_TOKEN):
+  explorer-gateway keys create --name NAME --plan PLAN [--owner OWNER] [--chains 1,100] [--expires 2027-01-01]
+  explorer-gateway keys list [--owner OWNER] [--plan PLAN] [--status active|disabled|unverified]
+  explorer-gateway keys show ID
+  explorer-gateway keys update ID [--plan PLAN] [--status active|disabled] [--name NAME] [--owner OWNER] [--chains 1,100] [--expires DATE|never]
+  explorer-gateway keys credits ID AMOUNT
+  explorer-gateway keys roll ID [--grace SECONDS]
+  explorer-gateway keys revoke ID
+  explorer-gateway usage [--from DATE] [--to DATE] [--key ID] [--owner OWNER] [--chain ID] [--route NAME] [--format json|csv]
+Where the admin API is: --admin-url URL, else EGW_ADMIN_URL, else the admin address of --config FILE.
+`;
+
+/** A refusal of the command line itself (exit 2) or of the API (exit 1). */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2,
+  ) {
+    super(message);
+  }
+}
+
+const OPTIONS = {
+  'admin-url': { type: 'string' },
+  config: { type: 'string', short: 'c' },
+  name: { type: 'string' },
+  plan: { type: 'string' },
+  owner: { type: 'string' },
+  chains: { type: 'string' },
+  expires: { type: 'string' },
+  status: { type: 'string' },
+  grace: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  key: { type: 'string' },
+  chain: { type: 'string' },
+  route: { type: 'string' },
+  format: { type: 'string' },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
+function adminBase(values: Values, env: NodeJS.ProcessEnv): { url: string; token: string } {
+  let url = values['admin-url'] ?? env.EGW_ADMIN_URL;
+  let token = env.EGW_ADMIN_TOKEN;
+  if ((url === undefined || token === undefined) && values.config !== undefined) {
+    const { admin } = loadConfig(values.config, env);
+    const host = admin.host === '0.0.0.0' ? '127.0.0.1' : admin.host.includes(':') ? `[${admin.host}]` : admin.host;
+    url ??= `http://${host}:${admin.port}/admin/v1`;
+    token ??= admin.token;
+  }
+  if (url === undefined) throw new CliError('where is the admin API? pass --admin-url URL, set EGW_ADMIN_URL, or pass --config FILE', 2);
+  if (token === undefined || token === '') throw new CliError('no admin token: set EGW_ADMIN_TOKEN', 2);
+  return { url: url.replace(/\/+$/, ''), token };
+}
+
+const need = (value: string | undefined, what: string): string => {
+  if (value === undefined || value === '') throw new CliError(`missing ${what}\n\n${ADMIN_USAGE}`, 2);
+  return value;
+};
+const list = (s: string | undefined) =>
+  s === undefined
+    ? undefined
+    : s
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x !== '');
+const integer = (s: string, what: string) => {
+  if (!/^-?\d+$/.test(s)) throw new CliError(`${what}: expected an integer, got ${s}`, 2);
+  return Number(s);
+};
+
+/** The HTTP call a command makes. */
+interface Call {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  path: string;
+  body?: Record<string, unknown>;
+}
+
+function callFor(command: string, positionals: string[], v: Values): Call {
+  const [sub, id, amount] = positionals;
+  const enc = (s: string) => encodeURIComponent(s);
+  if (command === 'usage') {
+    const q = new URLSearchParams();
+    for (const name of ['from', 'to', 'key', 'owner', 'chain', 'route', 'format'] as const) {
+      const value = v[name];
+      if (value !== undefined) q.set(name, value);
+    }
+    const qs = q.toString();
+    return { method: 'GET', path: `/usage${qs ? `?${qs}` : ''}` };
+  }
+  switch (sub) {
+    case 'create': {
+      const body: Record<string, unknown> = { name: need(v.name, '--name'), plan: need(v.plan, '--plan') };
+      if (v.owner !== undefined) body.owner = v.owner;
+      if (v.chains !== undefined) body.chains = list(v.chains);
+      if (v.expires !== undefined) body.expiresAt = v.expires;
+      return { method: 'POST', path: '/keys', body };
+    }
+    case 'list': {
+      const q = new URLSearchParams();
+      for (const name of ['owner', 'plan', 'status'] as const) if (v[name] !== undefined) q.set(name, v[name]);
+      const qs = q.toString();
+      return { method: 'GET', path: `/keys${qs ? `?${qs}` : ''}` };
+    }
+    case 'show':
+      return { method: 'GET', path: `/keys/${enc(need(id, 'ID'))}` };
+    case 'update': {
+      const body: Record<string, unknown> = {};
+      if (v.plan !== undefined) body.plan = v.plan;
+      if (v.status !== undefined) body.status = v.status;
+      if (v.name !== undefined) body.name = v.name;
+      if (v.owner !== undefined) body.owner = v.owner;
+      if (v.chains !== undefined) body.chains = list(v.chains);
+      if (v.expires !== undefined) body.expiresAt = v.expires === 'never' ? null : v.expires;
+      if (Object.keys(body).length === 0) throw new CliError(`keys update needs at least one change\n\n${ADMIN_USAGE}`, 2);
+      return { method: 'PATCH', path: `/keys/${enc(need(id, 'ID'))}`, body };
+    }
+    case 'credits':
+      return { method: 'POST', path: `/keys/${enc(need(id, 'ID'))}/credits`, body: { amount: integer(need(amount, 'AMOUNT'), 'AMOUNT') } };
+    case 'roll':
+      return {
+        method: 'POST',
+        path: `/keys/${enc(need(id, 'ID'))}/roll`,
+        body: v.grace === undefined ? {} : { graceSeconds: integer(v.grace, '--grace') },
+      };
+    case 'revoke':
+      return { method: 'DELETE', path: `/keys/${enc(need(id, 'ID'))}` };
+    default:
+      throw new CliError(`unknown keys command: ${sub ?? '(none)'}\n\n${ADMIN_USAGE}`, 2);
+  }
+}
+
+/** Runs `keys ...` or `usage ...`; resolves with what to print. */
+export async function runAdminCommand(command: 'keys' | 'usage', argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new CliError(`${(err as Error).message}\n\n${ADMIN_USAGE}`, 2);
+  }
+  const call = callFor(command, parsed.positionals, parsed.values);
+  const { url, token } = adminBase(parsed.values, env);
+  let res: Response;
+  try {
+    res = await fetch(url + call.path, {
+      method: call.method,
+      headers: { authorization: `Bearer ${token}`, ...(call.body ? { 'content-type': 'application/json' } : {}) },
+      ...(call.body ? { body: JSON.stringify(call.body) } : {}),
+      signal: AbortSignal.timeout(30_000),
+    });
+  } catch (err) {
+    throw new CliError(`cannot reach the admin API at ${url}: ${(err as Error).message}`, 1);
+  }
+  const text = await res.text();
+  if (!res.ok) {
+    let message = text;
+    try {
+      message = (JSON.parse(text) as { message?: string }).message ?? text;
+    } catch {
+      // not JSON: the text as it came
+    }
+    throw new CliError(`${res.status}: ${message}`, 1);
+  }
+  if (res.headers.get('content-type')?.startsWith('text/csv')) return text;
+  return `${JSON.stringify(JSON.parse(text), null, 2)}\n`;
+}

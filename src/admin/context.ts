@@ -1,0 +1,30 @@
+// What the admin API works with, and its one error type.
+import type { Logger } from 'pino';
+import type { RuntimeKeys } from '../keys/runtime.js';
+import type { QuotaStore } from '../quota/types.js';
+import type { GatewayState } from '../request/state.js';
+import type { Store } from '../store/types.js';
+
+export interface AdminDeps {
+  store: Store;
+  quota: QuotaStore;
+  runtime: RuntimeKeys;
+  /** The state new requests see: its configuration's plans, chains and keys. */
+  states: () => GatewayState;
+  now: () => number;
+  log: Pick<Logger, 'info' | 'error'>;
+  /** Writes the usage counted in memory, so that /usage includes the last second. */
+  flushUsage: () => Promise<void>;
+}
+
+/** An answer of the admin API other than 2xx: its status, `{message}` and any extra fields. */
+export class AdminError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'AdminError';
+  }
+}

@@ -1,0 +1,204 @@
+// What lives as long as the process, whatever configuration is loaded: the logger, the Redis
+// connection, the store (run-time keys, audit, usage: Redis, or the embedded SQLite file), the
+// quota store and step, the shared cache tier, the in-process cache, usage counting and the
+// metrics registry. Made once at start; `redis`, `storage`, `usage`, `admin`, `metrics` and
+// `health` changes need a restart.
+import { pino, type Logger } from 'pino';
+import { RedisCacheTier } from '../cache/redis-tier.js';
+import { ResponseCache } from '../cache/response-cache.js';
+import type { Config } from '../config/schema.js';
+import { Metrics } from '../observability/metrics.js';
+import { LogOutput } from '../observability/log-output.js';
+import { ThrottledWarning, ThrottledWarnings } from '../observability/throttled-log.js';
+import { MemoryQuotaStore } from '../quota/memory.js';
+import { RedisQuotaStore } from '../quota/redis.js';
+import { QuotaStep } from '../quota/step.js';
+import type { QuotaStore } from '../quota/types.js';
+import { createRedis, type RedisClient } from '../redis/client.js';
+import { RuntimeKeys, type KeyChange } from '../keys/runtime.js';
+import { RedisStore } from '../store/redis.js';
+import { SqliteStore } from '../store/sqlite.js';
+import type { Store } from '../store/types.js';
+import { UsageRecorder } from '../usage/recorder.js';
+
+export interface ServerDeps {
+  /** Clock for everything time-based (ms since the epoch). */
+  now?: () => number;
+  /** A quota store to use instead of the one the config implies (tests). */
+  quotaStore?: QuotaStore;
+  /** Where log lines go instead of stdout, line by line (tests). */
+  logStream?: { write(line: string): void };
+  /** A file log lines go to instead of stdout, buffered as stdout's are (benchmarks: /dev/null). */
+  logFile?: string;
+}
+
+/**
+ * Log lines are written when this many bytes are waiting ... (each write is a trip through
+ * libuv's thread pool, which shares the gateway's core: one per ~150 access lines, not per 20).
+ */
+const LOG_BUFFER_BYTES = 32 * 1024;
+/** What sonic-boom writes at once, at most (its default is 16 KiB, below one batch). */
+const LOG_MAX_WRITE_BYTES = 4 * LOG_BUFFER_BYTES;
+/** ... or this long after the first of them, whichever comes first. */
+const LOG_FLUSH_MS = 1_000;
+
+/**
+ * Warns when the Redis in use has neither AOF nor RDB snapshots (`appendonly no`, `save ""`):
+ * https://redis.io/docs/latest/operate/oss_and_stack/management/persistence/. A Redis that
+ * refuses CONFIG (managed services rename it) is not judged.
+ */
+export async function warnIfVolatile(redis: RedisClient, log: Pick<Logger, 'warn'>): Promise<void> {
+  const nodes = 'nodes' in redis ? redis.nodes('master') : [redis];
+  for (const node of nodes) {
+    try {
+      const [, appendonly] = (await node.config('GET', 'appendonly')) as [string, string];
+      const [, save] = (await node.config('GET', 'save')) as [string, string];
+      if (appendonly === 'no' && save.trim() === '') {
+        log.warn(
+          { redis: `${node.options.host ?? ''}:${node.options.port ?? ''}` },
+          'Redis keeps nothing on disk (appendonly no, no save): a restart of Redis forgets every balance and bought credit; set appendonly yes (README, Operating a paid API)',
+        );
+        return;
+      }
+    } catch {
+      return;
+    }
+  }
+}
+
+export class Resources {
+  private readonly logDestination: ReturnType<typeof pino.destination> | undefined;
+  private readonly logOutput: LogOutput | undefined;
+  private readonly logTimer: NodeJS.Timeout | undefined;
+  readonly now: () => number;
+  /** The gateway's logger; fastify itself runs without one (app/server.ts says why). */
+  readonly log: Logger;
+  /** Writes a line, built elsewhere in pino's layout, where the logger writes (app/access-log.ts). */
+  readonly writeLogLine: (line: string) => void;
+  readonly redis: RedisClient | undefined;
+  readonly quotaStore: QuotaStore;
+  readonly quota: QuotaStep;
+  readonly sharedTier: RedisCacheTier | undefined;
+  readonly metrics: Metrics;
+  /** Upstream failures, one line per chain and kind per interval: a dead explorer under load does not flood the log. */
+  readonly upstreamWarnings: ThrottledWarnings;
+  /** Run-time keys, audit and usage: Redis when configured, else the embedded SQLite store. */
+  readonly store: Store;
+  readonly runtime: RuntimeKeys;
+  /** Usage counting; undefined when `usage.enabled` is off. */
+  readonly usage: UsageRecorder | undefined;
+  /** The in-process cache tier; a reload with a new budget or stale window replaces it. */
+  cache: ResponseCache;
+  /** Where run-time key changes go: the key ring of the current configuration (app/state.ts sets it). */
+  applyKeyChange: (change: KeyChange) => void = () => undefined;
+
+  constructor(config: Config, deps: ServerDeps) {
+    this.now = deps.now ?? Date.now;
+    // Keys never reach a log line: the access log carries the path without its query, and these
+    // paths are redacted wherever a request or its headers are logged.
+    const options = {
+      level: config.log.level,
+      redact: ['req.headers.authorization', 'headers.authorization', 'req.query.apikey', 'req.url'],
+    };
+    // Lines go out in batches of 4 KiB or once a second, not one write(2) per line (what made a
+    // request line cost a quarter of a hit: bench/results/2026-11-22-logging.md), and every line
+    // still reaches stdout when the gateway closes (flushLogs, from close() and the CLI's exits).
+    if (deps.logStream) {
+      const stream = deps.logStream;
+      this.log = pino(options, stream);
+      this.writeLogLine = (line) => stream.write(line);
+    } else {
+      const out = pino.destination({ dest: deps.logFile ?? 1, sync: false, minLength: LOG_BUFFER_BYTES, maxWrite: LOG_MAX_WRITE_BYTES });
+      const lines = new LogOutput(out, LOG_BUFFER_BYTES);
+      this.logDestination = out;
+      this.logOutput = lines;
+      this.logTimer = setInterval(() => {
+        lines.drain();
+        try {
+          out.flush();
+        } catch {
+          // Not ready yet (stdout still opening), or ending: the next tick or close() writes it.
+        }
+      }, LOG_FLUSH_MS).unref();
+      this.log = pino(options, lines);
+      this.writeLogLine = lines.line;
+    }
+    this.redis = config.redis && !deps.quotaStore ? createRedis(config.redis) : undefined;
+    this.redis?.on('error', () => {
+      // Connection errors surface as failed commands, handled and logged (rate-limited) by the
+      // quota step and the cache tier; ioredis keeps reconnecting.
+    });
+    // At start and after every reconnect: a Redis that keeps nothing on disk forgets every
+    // balance when it restarts. Redis's choice to make, but an operator selling credits must hear it.
+    this.redis?.on('ready', () => void warnIfVolatile(this.redis!, this.log));
+    const redis = this.redis;
+    if (redis && config.redis) {
+      this.store = new RedisStore(redis, config.redis.keyPrefix, () => redis.duplicate(), {
+        retentionDays: config.usage.retentionDays,
+        now: this.now,
+      });
+    } else {
+      this.store = new SqliteStore(config.storage.path, this.now);
+    }
+    const sqlite = this.store instanceof SqliteStore ? this.store : undefined;
+    this.quotaStore =
+      deps.quotaStore ??
+      (this.redis && config.redis ? new RedisQuotaStore(this.redis, config.redis.keyPrefix) : new MemoryQuotaStore(sqlite));
+    this.quota = new QuotaStep(this.quotaStore, this.log, this.now);
+    this.runtime = new RuntimeKeys(this.store, (change) => this.applyKeyChange(change), this.log);
+    this.usage = config.usage.enabled
+      ? new UsageRecorder((rows, batchId) => this.store.addUsage(rows, batchId), this.log, this.now)
+      : undefined;
+    this.upstreamWarnings = new ThrottledWarnings(this.log, 'upstream failure', this.now);
+    const cacheWarning = new ThrottledWarning(this.log, 'shared cache tier failed; treating as a miss', this.now);
+    this.sharedTier =
+      this.redis && config.redis ? new RedisCacheTier(this.redis, config.redis.keyPrefix, (err) => cacheWarning.warn(err)) : undefined;
+    this.cache = this.newCache(config);
+    this.metrics = new Metrics(() => ({
+      cache: () => ({ ...this.cache.counters, bytes: this.cache.bytes, entries: this.cache.entries }),
+      quotaStoreFailures: () => this.quota.failures,
+      cacheStoreFailures: () => this.sharedTier?.failures ?? 0,
+    }));
+  }
+
+  newCache(config: Config): ResponseCache {
+    return new ResponseCache({
+      maxBytes: config.cache.maxBytes,
+      // No one answer may take more than a sixteenth of the tier (8 MiB of the default 128 MiB):
+      // a few big answers do not push out everything else.
+      maxEntryBytes: Math.max(1, Math.floor(config.cache.maxBytes / 16)),
+      staleSeconds: config.cache.staleSeconds,
+      now: this.now,
+      shared: this.sharedTier,
+    });
+  }
+
+  /** Reads the run-time keys; before the gateway takes requests. */
+  async start(): Promise<void> {
+    await this.runtime.start();
+  }
+
+  /** Writes every log line still waiting (synchronously: also from an exit handler). */
+  flushLogs(): void {
+    this.logOutput?.drain();
+    const out = this.logDestination;
+    if (!out) return;
+    try {
+      out.flushSync();
+    } catch {
+      // A write already in progress finishes by itself (sonic-boom retries EAGAIN).
+    }
+  }
+
+  async close(): Promise<void> {
+    this.runtime.close();
+    // Usage and spend first, while their stores are still open: SIGTERM loses none.
+    await this.usage?.close();
+    await this.quotaStore.close();
+    await this.store.close();
+    const redis = this.redis;
+    if (redis) await redis.quit().catch(() => redis.disconnect());
+    if (this.logTimer) clearInterval(this.logTimer);
+    this.flushLogs();
+  }
+}

@@ -1,0 +1,111 @@
+// From a configuration to the state the pipeline works with (request/state.ts), and reload: a
+// new configuration becomes a new state for new requests, while requests in flight finish with
+// the one they started with. Chains whose settings did not change keep their connection pools;
+// the pools of changed or removed chains close once the requests that chose them had time to.
+import { KeyRing } from '../keys/ring.js';
+import type { Config } from '../config/schema.js';
+import { accessLog } from './access-log.js';
+import type { AccessLog } from '../request/finish.js';
+import type { Chain, GatewayState } from '../request/state.js';
+import { Resolver } from '../routes/resolver.js';
+import { ChainUpstreams } from '../upstream/client.js';
+import type { Resources } from './resources.js';
+
+/** After a reload, a retired chain's pool stays open this long past its timeoutMs. */
+const RETIRED_POOL_GRACE_MS = 5_000;
+
+/** Chains of a new configuration; a chain whose settings did not change keeps its pools. */
+function buildChains(config: Config, now: () => number, previous?: Map<string, Chain>): { chains: Map<string, Chain>; retired: Chain[] } {
+  const chains = new Map<string, Chain>();
+  for (const [id, settings] of Object.entries(config.chains)) {
+    const old = previous?.get(id);
+    const fingerprint = JSON.stringify(settings);
+    chains.set(
+      id,
+      old && old.fingerprint === fingerprint
+        ? { ...old, name: settings.name }
+        : { id, name: settings.name, fingerprint, upstreams: new ChainUpstreams(settings, now) },
+    );
+  }
+  const retired = [...(previous?.values() ?? [])].filter((c) => chains.get(c.id)?.upstreams !== c.upstreams);
+  return { chains, retired };
+}
+
+export class GatewayStates {
+  /** The state new requests see. */
+  current: GatewayState;
+  /** Pools of chains a reload changed or removed, waiting to be closed. */
+  private readonly retiring = new Map<NodeJS.Timeout, Chain>();
+  private readonly lines: AccessLog;
+
+  constructor(
+    private readonly resources: Resources,
+    /** The configuration the process started with: `onError` and the restart-only sections are its. */
+    private readonly started: Config,
+  ) {
+    this.lines = accessLog(resources.log, resources.writeLogLine);
+    this.current = this.make(started).state;
+    // A run-time key created, changed or revoked (by any process) reaches the current ring.
+    resources.applyKeyChange = (change) => {
+      if ('put' in change) this.current.keys.put(change.put);
+      else this.current.keys.remove(change.remove);
+    };
+  }
+
+  private make(config: Config, previous?: GatewayState): { state: GatewayState; retired: Chain[] } {
+    const r = this.resources;
+    const { chains, retired } = buildChains(config, r.now, previous?.chains);
+    const state: GatewayState = {
+      config,
+      keys: new KeyRing(config, r.runtime.records.values()),
+      chains,
+      resolver: new Resolver(chains, config),
+      quota: r.quota,
+      cache: r.cache,
+      now: r.now,
+      onQuotaError: this.started.redis?.onError ?? 'open',
+      metrics: r.metrics,
+      log: r.log,
+      upstreamWarnings: r.upstreamWarnings,
+      accessLog: config.log.requests ? this.lines : undefined,
+      usage: r.usage,
+    };
+    return { state, retired };
+  }
+
+  /** Swaps in a new configuration for new requests; returns what it could not apply without a restart. */
+  reload(next: Config): string[] {
+    const now = this.current.config;
+    const notApplied: string[] = [];
+    const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+    if (!same(next.server, now.server)) notApplied.push('server (host, port, watchConfig, shutdownTimeoutMs)');
+    if (!same(next.redis, now.redis)) notApplied.push('redis');
+    if (!same(next.metrics, now.metrics)) notApplied.push('metrics');
+    if (!same(next.health, now.health)) notApplied.push('health');
+    if (!same(next.admin, now.admin)) notApplied.push('admin');
+    if (!same(next.storage, now.storage)) notApplied.push('storage');
+    if (!same(next.usage, now.usage)) notApplied.push('usage');
+    if (next.cache.maxBytes !== now.cache.maxBytes || next.cache.staleSeconds !== now.cache.staleSeconds) {
+      this.resources.cache = this.resources.newCache(next); // a new budget or stale window starts an empty in-process tier
+    }
+    this.resources.log.level = next.log.level;
+    const { state, retired } = this.make(next, this.current);
+    this.current = state;
+    // Requests in flight keep the old state, and may not have reached their pool yet (waiting
+    // on a quota decision or the shared tier): a retired pool closes once they have had time to.
+    for (const c of retired) {
+      const timer = setTimeout(() => {
+        this.retiring.delete(timer);
+        void c.upstreams.close();
+      }, c.upstreams.timeoutMs + RETIRED_POOL_GRACE_MS);
+      timer.unref();
+      this.retiring.set(timer, c);
+    }
+    return notApplied;
+  }
+
+  async close(): Promise<void> {
+    for (const timer of this.retiring.keys()) clearTimeout(timer);
+    await Promise.all([...this.current.chains.values(), ...this.retiring.values()].map((c) => c.upstreams.close()));
+  }
+}

@@ -1,0 +1,214 @@
+// The command line, loaded by src/cli.ts once it holds the signals: argv -> loadConfig ->
+// buildServer -> listen; signals -> close.
+import cluster from 'node:cluster';
+import { watch } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { basename, dirname } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ADMIN_USAGE, CliError, runAdminCommand } from './admin/cli.js';
+import { hashKey } from './auth/digest.js';
+import { ConfigError, loadConfig } from './config/load.js';
+import type { Config } from './config/schema.js';
+import { buildServer } from './app/server.js';
+import { runPrimary } from './process/primary.js';
+import { displayUpstream } from './upstream/client.js';
+import type { HeldSignals } from './cli.js';
+
+const USAGE = `explorer-gateway: a caching, quota-enforcing gateway in front of Blockscout explorers
+
+Usage:
+  explorer-gateway --config FILE [--host H] [--port N]   start the gateway (or GATEWAY_CONFIG=FILE)
+  explorer-gateway check-config FILE                      validate a configuration file (or --config FILE)
+  explorer-gateway hash-key KEY                           print the sha256 digest for keys[].sha256
+  explorer-gateway --help
+
+${ADMIN_USAGE}`;
+
+function fail(message: string, code = 2): never {
+  process.stderr.write(message.endsWith('\n') ? message : `${message}\n`);
+  process.exit(code);
+}
+
+export function summarise(config: Config, file: string): string {
+  const lines = [`${file}: OK`];
+  lines.push(`chains (${Object.keys(config.chains).length}):`);
+  for (const [id, c] of Object.entries(config.chains)) {
+    const key = c.upstreamApiKey ? ' (apikey sent)' : '';
+    lines.push(`  ${id}  ${c.name}  ${c.upstreams.map(displayUpstream).join(', ')}${key}`);
+  }
+  lines.push(`plans (${Object.keys(config.plans).length}):`);
+  for (const [name, p] of Object.entries(config.plans)) lines.push(`  ${name}  ${p.rps} rps, ${p.credits} credits ${p.period}`);
+  lines.push(`keys (${config.keys.length}):`);
+  for (const k of config.keys) {
+    lines.push(`  ${k.name}  plan ${k.plan}, ${k.status}${k.chains ? `, chains ${k.chains.join(',')}` : ''}`);
+  }
+  lines.push(
+    `quota store: ${config.redis ? `redis (${config.redis.cluster ? 'cluster' : 'single'}, onError ${config.redis.onError})` : 'in process'}`,
+  );
+  lines.push(`run-time keys, usage, audit: ${config.redis ? 'redis' : `${config.storage.path} (SQLite)`}`);
+  lines.push(`admin API: ${config.admin.token === undefined ? 'off (no admin.token)' : `${config.admin.host}:${config.admin.port}`}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function checkConfig(file: string | undefined): void {
+  if (!file) fail(`check-config needs a FILE\n\n${USAGE}`);
+  try {
+    process.stdout.write(summarise(loadConfig(file), file));
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message, 1);
+    throw err;
+  }
+}
+
+async function serve(
+  values: { config?: string | undefined; host?: string | undefined; port?: string | undefined },
+  held: HeldSignals,
+): Promise<void> {
+  const file = values.config ?? process.env.GATEWAY_CONFIG;
+  if (!file) fail(`no configuration: pass --config FILE or set GATEWAY_CONFIG\n\n${USAGE}`);
+  let config: Config;
+  try {
+    config = loadConfig(file);
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message, 1);
+    throw err;
+  }
+  const host = values.host ?? config.server.host;
+  const port = values.port === undefined ? config.server.port : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: expected a port number, got ${values.port}`);
+
+  const workers = config.server.workers === 'auto' ? availableParallelism() : config.server.workers;
+  if (workers > 1 && cluster.isPrimary) {
+    held.release();
+    runPrimary(workers, config.server.shutdownTimeoutMs, config.log.level);
+    const early = held.stopRequested();
+    if (early) process.kill(process.pid, early);
+    return;
+  }
+
+  const app = buildServer(config);
+  app.gateway.log.info({ file, ...(cluster.isWorker ? { worker: cluster.worker?.id } : {}) }, 'starting');
+  app.gateway.flushLogs(); // at once: an operator watching the start sees it began
+
+  // Reload on SIGHUP, and on file changes when server.watchConfig is set. An invalid file is
+  // rejected with its problems logged; the running configuration stays.
+  const reload = (why: string) => {
+    try {
+      const next = loadConfig(file);
+      const notApplied = app.gateway.reload(next);
+      app.gateway.log.info(
+        { why, file, notApplied },
+        notApplied.length ? 'configuration reloaded; some sections need a restart' : 'configuration reloaded',
+      );
+    } catch (err) {
+      const problems = err instanceof ConfigError ? err.problems : [String(err)];
+      app.gateway.log.error({ why, file, problems }, 'configuration rejected; keeping the running one');
+    }
+  };
+
+  let closing = false;
+  const close = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.gateway.log.info(
+      { signal, timeoutMs: config.server.shutdownTimeoutMs },
+      'shutting down: no new connections, finishing requests in flight',
+    );
+    // Requests in flight get shutdownTimeoutMs; past it, connections are cut.
+    const force = setTimeout(() => {
+      app.gateway.log.warn('shutdown timeout: closing the connections still open');
+      app.server.closeAllConnections();
+      setTimeout(() => {
+        app.gateway.flushLogs();
+        process.exit(1);
+      }, 1_000).unref();
+    }, config.server.shutdownTimeoutMs);
+    force.unref();
+    // Keep-alive connections whose last request finished after close() began would hold the
+    // server open until the client drops them; close each as soon as it is idle.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+    sweep.unref();
+    app.close().then(
+      () => {
+        clearTimeout(force);
+        clearInterval(sweep);
+        process.exit(0);
+      },
+      (err: unknown) => {
+        app.gateway.log.error({ err }, 'error while closing');
+        app.gateway.flushLogs();
+        process.exit(1);
+      },
+    );
+  };
+  let url: string;
+  try {
+    url = await app.listen({ host, port });
+  } catch (err) {
+    app.gateway.log.fatal({ err: (err as Error).message }, 'could not start');
+    app.gateway.flushLogs();
+    fail(`explorer-gateway: ${(err as Error).message}`, 1);
+  }
+  held.release();
+  process.on('SIGHUP', () => reload('SIGHUP'));
+  process.on('SIGTERM', () => close('SIGTERM'));
+  process.on('SIGINT', () => close('SIGINT'));
+  if (config.server.watchConfig) watchFile(file, reload);
+  app.gateway.log.info({ url, ...(cluster.isWorker ? { worker: cluster.worker?.id } : {}) }, 'listening');
+  const early = held.stopRequested();
+  if (early) close(early);
+}
+
+/** Calls `onChange` once after a burst of changes to `file` (editors write in several steps). */
+function watchFile(file: string, onChange: (why: string) => void): void {
+  let timer: NodeJS.Timeout | undefined;
+  watch(dirname(file), (_event, name) => {
+    if (name !== basename(file)) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => onChange('file changed'), 200);
+  }).unref();
+}
+
+export async function main(argv: string[], held: HeldSignals): Promise<void> {
+  // The admin commands have options of their own.
+  if (argv[0] === 'keys' || argv[0] === 'usage') {
+    try {
+      process.stdout.write(await runAdminCommand(argv[0], argv.slice(1)));
+      return;
+    } catch (err) {
+      if (err instanceof CliError) fail(err.message, err.exitCode);
+      throw err;
+    }
+  }
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string', short: 'c' },
+      host: { type: 'string' },
+      port: { type: 'string', short: 'p' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const [command, arg, extra] = positionals;
+  if (command === 'check-config') return checkConfig(arg ?? values.config);
+  if (command === 'hash-key') {
+    if (arg === undefined || arg === '' || extra !== undefined) fail(`hash-key needs exactly one KEY\n\n${USAGE}`);
+    process.stdout.write(`${hashKey(arg)}\n`);
+    return;
+  }
+  if (command !== undefined) fail(`unknown command: ${command}\n\n${USAGE}`);
+  await serve(values, held);
+}
+
+/** Runs the command line; exits non-zero with a message on any error. */
+export function run(argv: string[], held: HeldSignals): void {
+  main(argv, held).catch((err: unknown) => {
+    if (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) fail(`${err.message}\n\n${USAGE}`);
+    fail(`explorer-gateway: ${err instanceof Error ? err.message : String(err)}`, 1);
+  });
+}

@@ -1,0 +1,122 @@
+// A cap on the public listener's connections, so that a flood of idle or slow connections can
+// never take the file descriptors the gateway needs to answer everyone else. When the cap is
+// reached, the connections that have not sent a complete request yet (oldest first) are closed
+// to make room, not the newcomer: a connection that sends nothing costs the flood nothing, and
+// a real client sends its request at once. nginx likewise closes idle keep-alive connections
+// when worker_connections run out (https://nginx.org/en/docs/ngx_core_module.html#worker_connections).
+// Only when every connection has sent a request is the newcomer closed. And a connection that
+// Node cannot make a request of gets the gateway's own error body (answerClientError).
+//
+// The cap's default comes from the process's real open-file limit (/proc/self/limits: Node
+// raises the soft limit to the hard one at start), less what the gateway itself needs: the
+// upstream pools' sockets, Redis, the store, the other listeners.
+import { readFileSync } from 'node:fs';
+import { STATUS_CODES, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { ERRORS, messageBody, type ErrorCode } from './errors.js';
+
+export interface ConnectionStats {
+  open: number;
+  max: number;
+  /** Connections closed at the cap: `pending` had sent no complete request, `refused` was the newcomer. */
+  shed: { pending: number; refused: number };
+}
+
+/** File descriptors kept for everything but client connections, besides the upstream sockets. */
+export const FIXED_RESERVE = 64;
+/** Without a readable limit (not Linux), the cap assumes this one. */
+export const ASSUMED_FILE_LIMIT = 16_384;
+
+/** The soft open-file limit of this process, or undefined when it cannot be read. */
+export function openFileLimit(limits = readLimits()): number | undefined {
+  const m = limits && /^Max open files\s+(\d+|unlimited)\s/m.exec(limits);
+  if (!m) return undefined;
+  return m[1] === 'unlimited' ? Number.MAX_SAFE_INTEGER : Number(m[1]);
+}
+
+function readLimits(): string | undefined {
+  try {
+    return readFileSync('/proc/self/limits', 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The default cap: the file limit less `reserved` descriptors (the upstream sockets the gateway
+ * may open) and FIXED_RESERVE, never less than a quarter of the limit.
+ */
+export function defaultMaxConnections(fileLimit: number | undefined, reserved: number): number {
+  const limit = Math.min(fileLimit ?? ASSUMED_FILE_LIMIT, 1_000_000);
+  return Math.max(Math.floor(limit / 4), limit - reserved - FIXED_RESERVE);
+}
+
+const kRequested = Symbol('requested');
+type Tracked = Socket & { [kRequested]?: true };
+
+/**
+ * Keeps `server` at or under `max` connections. `onShed` is told of every connection closed at
+ * the cap (the caller logs, throttled, and counts).
+ */
+export function capConnections(server: Server, max: number, onShed: (reason: 'pending' | 'refused') => void): () => ConnectionStats {
+  let open = 0;
+  const shed = { pending: 0, refused: 0 };
+  // Connections that have not sent a complete request, oldest first (a Set keeps insertion order).
+  const pending = new Set<Tracked>();
+  server.on('connection', (socket: Tracked) => {
+    open++;
+    pending.add(socket);
+    socket.once('close', () => {
+      open--;
+      pending.delete(socket);
+    });
+    if (open <= max) return;
+    const oldest = pending.values().next().value;
+    if (oldest !== undefined && oldest !== socket) {
+      pending.delete(oldest);
+      shed.pending++;
+      oldest.destroy();
+      onShed('pending');
+    } else {
+      shed.refused++;
+      socket.destroy();
+      onShed('refused');
+    }
+  });
+  // A complete request head has arrived: the connection is a client's, not to be shed.
+  server.on('request', (req: { socket: Tracked }) => {
+    const socket = req.socket;
+    if (socket[kRequested] === undefined) {
+      socket[kRequested] = true;
+      pending.delete(socket);
+    }
+  });
+  return () => ({ open, max, shed: { ...shed } });
+}
+
+const CLIENT_ERRORS: Record<string, ErrorCode> = {
+  ERR_HTTP_REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
+  HPE_HEADER_OVERFLOW: 'HEADERS_TOO_LARGE',
+};
+
+/**
+ * What a connection gets when Node cannot make a request of what it sent (a malformed request,
+ * headers too large, or not complete in time): the gateway's own status and body, then the
+ * connection is closed. Replaces fastify's default, whose body is its own
+ * (https://nodejs.org/api/http.html#event-clienterror).
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const code = CLIENT_ERRORS[err.code ?? ''] ?? 'BAD_REQUEST';
+  const { status, message } = ERRORS[code];
+  const body = messageBody(message);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}

@@ -1,0 +1,39 @@
+// What one request knows, filled in by the pipeline's steps in the contract's order. Each field
+// is undefined until its step has run (or when the step found nothing), and says so in its type.
+// Work shared by coalesced requests (one upstream fetch) reports its facts to every request that
+// waited on it, through the cache's result, never into another request's context.
+import type { ApiKey } from '../keys/ring.js';
+import type { CacheOutcome } from '../cache/policy.js';
+import type { RouteName } from '../config/schema.js';
+import type { QuotaDecision } from '../quota/types.js';
+
+export class RequestContext {
+  /** The chain, once the route step found it. */
+  chainId: string | undefined = undefined;
+  route: RouteName | undefined = undefined;
+  /** Answers use the legacy envelope (`/{chain}/api?module=...`). */
+  legacy = false;
+  /** The key the client's secret named, accepted or refused (403): what usage is recorded under. */
+  identified: ApiKey | undefined = undefined;
+  /** The key, once the key step accepted it: every answer from then on carries the quota headers. */
+  key: ApiKey | undefined = undefined;
+  /** The clock reading of the key step (unix ms): the instant usage is recorded at. */
+  nowMs = 0;
+  /** The quota store's decision; undefined before the quota step, and when the store failed. */
+  decision: QuotaDecision | undefined = undefined;
+  cache: CacheOutcome | undefined = undefined;
+  /** The upstream that answered (or failed), and how long the fetch took, when one was asked. */
+  upstream: string | undefined = undefined;
+  upstreamMs: number | undefined = undefined;
+  /** The status written; 0 before the answer. */
+  status = 0;
+  /** finish() has run. */
+  finished = false;
+
+  constructor(
+    /** The request id (x-request-id). */
+    readonly id: string,
+    /** performance.now() when the request came in; 0 when no access log line will want it. */
+    readonly startedAt: number,
+  ) {}
+}

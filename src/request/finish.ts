@@ -1,0 +1,37 @@
+// The one place a request ends: after its answer was written, finish() settles its credits (a
+// 5xx is refunded), feeds the metrics and writes its access-log line. It runs once per request,
+// whichever way the request ended (answered at once, after the store or the upstream, or by the
+// error handler), as a direct call: no response listeners on the hot path.
+import { chargedFor } from '../http/respond.js';
+import type { RequestContext } from './context.js';
+import type { GatewayState } from './state.js';
+
+/** Writes one line for a finished request (app/access-log.ts). `url` is the request target as sent. */
+export type AccessLog = (ctx: RequestContext, method: string, url: string) => void;
+
+export function finish(state: GatewayState, ctx: RequestContext, method: string, url: string): void {
+  if (ctx.finished) return;
+  ctx.finished = true;
+  const { decision: d, key } = ctx;
+  let charged = 0;
+  if (d !== undefined && key !== undefined && d.billed > 0) {
+    charged = chargedFor(d.billed, ctx.status);
+    if (charged < d.billed) {
+      // All of it back, to the buckets it came from (a 5xx is all or nothing).
+      state.quota.refund({ account: key.account, periodId: d.periodId, amount: d.billed, fromTopup: d.fromTopup });
+    }
+  }
+  const { metrics } = state;
+  metrics.request(ctx.chainId ?? 'none', ctx.route ?? 'none', ctx.status);
+  if (key !== undefined) {
+    if (charged > 0) metrics.spent(key.name, charged);
+    if (ctx.status === 429) metrics.refused(key.planName, 'rate_limited');
+    else if (ctx.status === 402) metrics.refused(key.planName, 'out_of_credits');
+  }
+  const named = ctx.identified;
+  if (state.usage !== undefined && named !== undefined && ctx.route !== undefined && ctx.chainId !== undefined) {
+    const hit = ctx.cache === 'HIT' || ctx.cache === 'STALE';
+    state.usage.record(ctx.nowMs, named.id, ctx.chainId, ctx.route, ctx.status, charged, hit);
+  }
+  state.accessLog?.(ctx, method, url);
+}

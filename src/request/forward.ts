@@ -1,0 +1,80 @@
+// The miss path's upstream request: the headers an explorer gets, the checks its answer must
+// pass before anyone is given it or it is kept, and the failure reported once per fetch
+// (metrics, a throttled warning), not once per coalesced waiter.
+import { H_REQUEST_ID, H_SCAM } from '../http/headers.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { ThrottledWarnings } from '../observability/throttled-log.js';
+import type { UpstreamAnswer } from '../upstream/client.js';
+import { classify, UpstreamFailure, UpstreamInvalidBody, UpstreamStatus } from '../upstream/failures.js';
+import type { Chain } from './state.js';
+
+export const USER_AGENT = 'explorer-gateway/0.1 (+https://github.com/blockscout)';
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+/**
+ * Why an answer must not be passed on, or undefined when it may be. Every route that is read
+ * whole is JSON in Blockscout's documents (spec/), so a 2xx must be JSON that parses: an HTML
+ * page or a truncated body from a broken explorer or a proxy in front of it is a 502, never an
+ * entry served to everyone. A 5xx or a 3xx is a 502 too; a 4xx is Blockscout's own answer to
+ * the request (404, 422) and passes as it is.
+ */
+export function answerProblem(answer: Pick<UpstreamAnswer, 'status' | 'headers' | 'body'>): Error | undefined {
+  const { status } = answer;
+  if (status >= 500 || (status >= 300 && status < 400)) return new UpstreamStatus(status);
+  if (status < 200 || status >= 300 || status === 204) return undefined;
+  const type = answer.headers['content-type'];
+  if (typeof type !== 'string' || !JSON_TYPE.test(type)) return new UpstreamInvalidBody(`a ${status} answer of type ${String(type)}`);
+  try {
+    JSON.parse(answer.body.toString('utf8'));
+  } catch {
+    return new UpstreamInvalidBody(`a ${status} answer whose body is not JSON`);
+  }
+  return undefined;
+}
+
+/**
+ * One request to the chain's explorers. Request headers are built from scratch: nothing of the
+ * client's is forwarded but show-scam-tokens, which changes token results (contract section 5).
+ * An answer with a problem (answerProblem) is a failure: its body is not passed on, and it is
+ * never cached.
+ */
+export async function forward(
+  chain: Chain,
+  path: string,
+  requestId: string,
+  showScam: string | undefined,
+  metrics: Metrics,
+  warnings: ThrottledWarnings,
+): Promise<UpstreamAnswer> {
+  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': USER_AGENT, [H_REQUEST_ID]: requestId };
+  if (showScam !== undefined) headers[H_SCAM] = showScam;
+  try {
+    const answer = await chain.upstreams.request({ path, method: 'GET', headers });
+    metrics.upstream(chain.id, answer.upstream, answer.ms / 1000);
+    const problem = answerProblem(answer);
+    if (problem === undefined) return answer;
+    throw new UpstreamFailure(classify(problem), { cause: problem, upstream: answer.upstream, ms: answer.ms });
+  } catch (err) {
+    if (err instanceof UpstreamFailure) reportFailure(chain, err, requestId, metrics, warnings);
+    throw err;
+  }
+}
+
+/** Counted every time; logged at most once per interval for a chain and kind. */
+export function reportFailure(
+  chain: Chain,
+  failure: UpstreamFailure,
+  requestId: string,
+  metrics: Metrics,
+  warnings: ThrottledWarnings,
+): void {
+  metrics.upstreamError(chain.id, failure.kind);
+  warnings.warn(`${chain.id} ${failure.kind}`, failure.cause ?? failure.code, {
+    reqId: requestId,
+    code: failure.code,
+    kind: failure.kind,
+    chain: chain.id,
+    upstream: failure.upstream,
+  });
+}

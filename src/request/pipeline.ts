@@ -1,0 +1,202 @@
+// The request pipeline, in the contract's order of checks (section 4): route and chain, key,
+// rate limit, validation, credits, cache, upstream. Each step is a few lines; the handler reads
+// top to bottom as that list, and every way out goes through http/respond.ts and finish().
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { extractKey } from '../auth/credentials.js';
+import type { ApiKey, KeyRing } from '../keys/ring.js';
+import { takeApiKeys } from '../auth/query-key.js';
+import { cacheKey } from '../cache/policy.js';
+import type { CacheResult } from '../cache/response-cache.js';
+import { GatewayError, type ErrorCode } from '../http/errors.js';
+import { H_SCAM } from '../http/headers.js';
+import { sendEntry, sendError, sendInvalid, sendLegacyInvalid } from '../http/respond.js';
+import type { QuotaDecision } from '../quota/types.js';
+import type { Route } from '../routes/resolve.js';
+import type { Resolved } from '../routes/resolver.js';
+import { UpstreamFailure } from '../upstream/failures.js';
+import { RequestContext } from './context.js';
+import { finish } from './finish.js';
+import { forward } from './forward.js';
+import { stream } from './stream.js';
+import type { GatewayState } from './state.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The pipeline's context; null until the pipeline has seen the request (app/server.ts). */
+    ctx: RequestContext | null;
+  }
+}
+
+const NO_KEYS: readonly string[] = [];
+
+export type Handler = (request: FastifyRequest, reply: FastifyReply) => undefined;
+
+/**
+ * The route handler. Neither async nor returning a promise: fastify has nothing to wait for,
+ * every answer is written by http/respond.ts. With in-process stores a cache hit is answered
+ * and finished before the handler returns, without a promise; a remote quota store, the shared
+ * tier or the upstream finish it later.
+ */
+export function makeHandler(getState: () => GatewayState, closing: () => boolean = () => false): Handler {
+  return function handle(request, reply) {
+    // The state is read once: a reload swaps it for new requests while this one finishes.
+    const state = getState();
+    const ctx = new RequestContext(request.id, state.accessLog === undefined ? 0 : performance.now());
+    request.ctx = ctx;
+    if (closing()) {
+      sendError(ctx, reply, 'SHUTTING_DOWN');
+      finish(state, ctx, request.method, request.url);
+      return undefined;
+    }
+    let pending: Promise<void> | undefined;
+    try {
+      pending = pipeline(state, ctx, request, reply);
+    } catch (err) {
+      failed(state, ctx, request, reply, err);
+      return undefined;
+    }
+    if (pending === undefined) finish(state, ctx, request.method, request.url);
+    else {
+      pending.then(
+        () => finish(state, ctx, request.method, request.url),
+        (err: unknown) => failed(state, ctx, request, reply, err),
+      );
+    }
+    return undefined;
+  };
+}
+
+/**
+ * An error before the answer goes to fastify's error handler (app/server.ts: a 500, then
+ * finish); one after the answer was written can only be logged.
+ */
+function failed(state: GatewayState, ctx: RequestContext, request: FastifyRequest, reply: FastifyReply, err: unknown): void {
+  if (!reply.sent) {
+    reply.send(err instanceof Error ? err : new Error(String(err)));
+    return;
+  }
+  state.log.error({ reqId: ctx.id, err }, 'error after the answer was sent');
+  finish(state, ctx, request.method, request.url);
+}
+
+/** Steps 1 to 3; the rest follows the quota decision, at once or when the store answers. */
+function pipeline(state: GatewayState, ctx: RequestContext, request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
+  // 1. Route and chain (memoised per URL, with the route's cost, TTL and cache key). The query's
+  // `apikey` comes out first: what follows never sees a client's key.
+  const taken = takeApiKeys(request.url);
+  const resolved = state.resolver.resolve(taken === undefined ? request.url : taken.url);
+  const resolution = resolved.resolution;
+  ctx.legacy = resolution.legacy;
+  if (resolution.kind === 'refusal') return void sendError(ctx, reply, resolution.code);
+  ctx.chainId = resolution.chainId;
+  ctx.route = resolution.route;
+  if (request.method !== 'GET' && request.method !== 'HEAD') return void sendError(ctx, reply, 'METHOD_NOT_ALLOWED');
+
+  // 2. Key. One clock reading serves the key's expiry, the decision and, when the store answers
+  // at once, the cache.
+  const now = state.now();
+  ctx.nowMs = now;
+  const key = authenticate(ctx, request.headers.authorization, taken === undefined ? NO_KEYS : taken.apikeys, resolution, state.keys, now);
+  if (typeof key === 'string') return void sendError(ctx, reply, key);
+  ctx.key = key;
+
+  // 3. Rate limit, and credits in the same decision when the request is valid: one round trip.
+  const decided = state.quota.decide(key, resolved.cost, now);
+  if (decided instanceof Promise) {
+    return decided.then(
+      (decision) => afterQuota(state, ctx, request, reply, resolved, decision, state.now()),
+      (err: unknown) => afterQuota(state, ctx, request, reply, resolved, state.quota.storeFailed(err), state.now()),
+    );
+  }
+  return afterQuota(state, ctx, request, reply, resolved, decided, now);
+}
+
+/**
+ * The key step: 401 without a key this gateway knows (unknown, revoked, or rolled away past its
+ * grace), 403 when the key may not be used here (then it is still named in `ctx.identified`).
+ */
+function authenticate(
+  ctx: RequestContext,
+  authorization: string | undefined,
+  apikeys: readonly string[],
+  route: Route,
+  keys: KeyRing,
+  nowMs: number,
+): ApiKey | ErrorCode {
+  const source = extractKey(authorization, apikeys);
+  if (source.kind === 'none') return 'NO_KEY';
+  if (source.kind === 'conflict') return 'CONFLICTING_KEYS';
+  if (source.kind === 'bad-scheme') return 'BAD_AUTH_SCHEME';
+  const key = keys.find(source.key, nowMs);
+  if (!key) return 'BAD_KEY';
+  ctx.identified = key;
+  if (key.status === 'unverified') return 'UNVERIFIED_KEY';
+  if (key.status === 'disabled') return 'DISABLED_KEY';
+  if (key.expiresAt !== undefined && nowMs >= key.expiresAt) return 'EXPIRED_KEY';
+  if (key.chains && !key.chains.has(route.chainId)) return 'CHAIN_NOT_ALLOWED';
+  return key;
+}
+
+/** Steps 3 (the refusals) to 7. */
+function afterQuota(
+  state: GatewayState,
+  ctx: RequestContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  resolved: Resolved,
+  decision: QuotaDecision | undefined,
+  now: number,
+): Promise<void> | undefined {
+  const route = resolved.resolution as Route;
+  ctx.decision = decision;
+  if (decision === undefined) {
+    // The store failed: redis.onError says whether to serve (headers -1) or refuse.
+    if (state.onQuotaError === 'closed') return void sendError(ctx, reply, 'QUOTA_UNAVAILABLE');
+  } else if (decision.outcome === 'rate_limited') {
+    // RFC 9110 section 10.2.3: whole seconds, rounded up.
+    return void sendError(ctx, reply, 'RATE_LIMITED', { 'retry-after': String(Math.max(1, Math.ceil(decision.rateResetMs / 1000))) });
+  }
+
+  // 4. Validation (a v2 422 in the spec's JsonErrorResponse; legacy: HTTP 200, status "0").
+  const v = route.validation;
+  if (!v.ok) {
+    if ('issues' in v) return void sendInvalid(ctx, reply, v.issues);
+    return void sendLegacyInvalid(ctx, reply, v.legacyMessage);
+  }
+
+  // 5. Credits (taken by the decision above only if enough remained).
+  if (decision?.outcome === 'out_of_credits') return void sendError(ctx, reply, 'OUT_OF_CREDITS');
+
+  // Normalised before it is forwarded or keyed: instances read only `true` as true
+  // (docs/blockscout.md), so anything else means what no header means, and one client cannot
+  // fill the cache with a copy per odd value.
+  const showScam = request.headers[H_SCAM] === 'true' ? 'true' : undefined;
+  const chain = state.chains.get(route.chainId)!;
+  // CSV exports go straight through, never kept (request/stream.ts).
+  if (route.stream) return stream(state, ctx, request, reply, chain, v.upstreamPath, showScam);
+
+  // 6. Cache: a fresh in-process entry is answered at once.
+  const entryKey = showScam === undefined ? resolved.cacheKey : cacheKey(chain.id, v.upstreamPath, showScam);
+  const fresh = state.cache.peek(entryKey, resolved.ttlSeconds, now);
+  if (fresh) return void sendEntry(ctx, reply, fresh, 'HIT', now);
+
+  // 7. Stale, shared tier, or the upstream with identical misses coalesced.
+  const fetch = () => forward(chain, v.upstreamPath, ctx.id, showScam, state.metrics, state.upstreamWarnings);
+  return state.cache.get(entryKey, resolved.ttlSeconds, fetch).then(
+    (result: CacheResult) => {
+      if (result.fetched) {
+        ctx.upstream = result.fetched.upstream;
+        ctx.upstreamMs = result.fetched.ms;
+      }
+      sendEntry(ctx, reply, result.entry, result.outcome, state.now());
+    },
+    (err: unknown) => {
+      if (!(err instanceof GatewayError)) throw err;
+      if (err instanceof UpstreamFailure) {
+        ctx.upstream = err.upstream;
+        ctx.upstreamMs = err.ms;
+      }
+      sendError(ctx, reply, err.code);
+    },
+  );
+}

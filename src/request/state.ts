@@ -1,0 +1,43 @@
+// What the pipeline works with: the parts one configuration describes (keys, chains, routes,
+// costs, TTLs) and the process-lifetime parts (quota step, cache, metrics, logs) they use. A
+// reload builds a new state (app/state.ts); a request reads the state once, when it starts, and
+// finishes with it.
+import type { Logger } from 'pino';
+import type { KeyRing } from '../keys/ring.js';
+import type { ResponseCache } from '../cache/response-cache.js';
+import type { Config } from '../config/schema.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { ThrottledWarnings } from '../observability/throttled-log.js';
+import type { QuotaStep } from '../quota/step.js';
+import type { Resolver } from '../routes/resolver.js';
+import type { ChainUpstreams } from '../upstream/client.js';
+import type { UsageRecorder } from '../usage/recorder.js';
+import type { AccessLog } from './finish.js';
+
+export interface Chain {
+  id: string;
+  name: string;
+  /** The chain's settings as loaded, to tell on reload whether its pools can be kept. */
+  fingerprint: string;
+  upstreams: ChainUpstreams;
+}
+
+export interface GatewayState {
+  config: Config;
+  keys: KeyRing;
+  chains: Map<string, Chain>;
+  resolver: Resolver;
+  quota: QuotaStep;
+  cache: ResponseCache;
+  now: () => number;
+  /** What to do when the quota store fails: serve with -1 headers, or 503. */
+  onQuotaError: 'open' | 'closed';
+  metrics: Metrics;
+  log: Logger;
+  /** Upstream failure warnings, throttled per chain and kind. */
+  upstreamWarnings: ThrottledWarnings;
+  /** One line per finished request; undefined when `log.requests` is off. */
+  accessLog: AccessLog | undefined;
+  /** Usage rows; undefined when `usage.enabled` is off. */
+  usage: UsageRecorder | undefined;
+}

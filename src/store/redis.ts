@@ -1,0 +1,508 @@
+// The store shared by every gateway process of one Redis (or Redis Cluster). Layout, every name
+// under the configured prefix (`egw:` by default):
+//
+//   <prefix>{keys}:key:<id>      string   a KeyRecord as JSON (KeyRecord's fields only)
+//   <prefix>{keys}:ids           set      the id of every run-time key
+//   <prefix>{keys}:name:<name>   string   the id of the key named <name> (the uniqueness index)
+//   <prefix>{keys}:changed       channel  PUBLISHed the id of each key created, changed or deleted
+//   <prefix>{audit}              stream   one entry per admin write, id `<at>-<seq>`, field `e`: the AuditEntry as JSON
+//   <prefix>{audit}:lag          string   the most an audit entry's id was moved past its `at`, in ms (see APPEND_AUDIT)
+//   <prefix>usage:{<day>}        hash     one per UTC day `YYYY-MM-DD`: field `<keyId>|<chain>|<route>|<counter>` -> count,
+//                                         each of the first three parts encodeURIComponent'ed, counter one of COUNTERS
+//   <prefix>usage:{<day>}:batch:<id>  string  a usage batch already added to that day (ADD_USAGE), for an hour
+//
+// Hash tags (https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags):
+// the key store's keys share `{keys}` so that one script can read and write a record, the id set
+// and the name index on Redis Cluster, where a script's keys must all live in one slot; thousands
+// to a million small records fit one slot. The audit's two keys share `{audit}`. Each usage day
+// has its own tag, so days spread over the cluster and a day's script stays in one slot. (A prefix
+// holding braces of its own would move every key into the prefix's slot: still correct, unspread.)
+//
+// Every command may reject quickly while Redis is away (client.ts: no offline queue, no retries,
+// a command timeout): errors propagate to the caller, who knows what to do with them.
+import { Cluster } from 'ioredis';
+import type { RedisClient } from '../redis/client.js';
+import type { AuditEntry, KeyRecord, Store, UsageCounts, UsageQuery, UsageRow } from './types.js';
+
+const DAY_MS = 86_400_000;
+/** Usage counters as named in a day hash's fields. */
+const COUNTERS = ['requests', 'credits', 'cacheHits', 'refused', 'errors'] as const satisfies readonly (keyof UsageCounts)[];
+const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
+/** How many ids one SSCAN step and one MGET read when listing the keys. */
+const LIST_BATCH = 1_000;
+/** How often an update or delete is tried again when another process changed the record between its read and its write. */
+const CAS_ATTEMPTS = 10;
+
+// Every key a script touches is passed in KEYS, as Redis requires for scripts to run on a cluster
+// (https://redis.io/docs/latest/develop/interact/programmability/eval-intro/): so an update or a
+// delete first reads the record (to learn its current name, hence the name index to move), then
+// runs its script with the record as read; the script refuses (-2) if the record changed
+// meanwhile, and the client reads it again. The PUBLISH is inside the script: a write is never
+// without its notice (a process dying between the two would leave others with a stale key).
+// Scripts are atomic: two processes creating one name at once see one of them win.
+
+// KEYS[1] record, KEYS[2] id set, KEYS[3] name index; ARGV[1] id, ARGV[2] record JSON, ARGV[3] channel.
+// 1 created, 0 name taken, -1 id exists.
+const CREATE_LUA = `
+if redis.call('exists', KEYS[1]) == 1 then return -1 end
+if redis.call('exists', KEYS[3]) == 1 then return 0 end
+redis.call('set', KEYS[1], ARGV[2])
+redis.call('sadd', KEYS[2], ARGV[1])
+redis.call('set', KEYS[3], ARGV[1])
+redis.call('publish', ARGV[3], ARGV[1])
+return 1
+`;
+
+// KEYS[1] record, KEYS[2] new name's index, KEYS[3] old name's index; ARGV[1] id, ARGV[2] record
+// JSON as read, ARGV[3] new record JSON, ARGV[4] channel. 1 updated, 0 name taken, -1 no such
+// key, -2 changed since read.
+const UPDATE_LUA = `
+local current = redis.call('get', KEYS[1])
+if not current then return -1 end
+if current ~= ARGV[2] then return -2 end
+if KEYS[2] ~= KEYS[3] then
+  local owner = redis.call('get', KEYS[2])
+  if owner and owner ~= ARGV[1] then return 0 end
+  redis.call('set', KEYS[2], ARGV[1])
+  if redis.call('get', KEYS[3]) == ARGV[1] then redis.call('del', KEYS[3]) end
+end
+redis.call('set', KEYS[1], ARGV[3])
+redis.call('publish', ARGV[4], ARGV[1])
+return 1
+`;
+
+// KEYS[1] record, KEYS[2] id set, KEYS[3] name index; ARGV[1] id, ARGV[2] record JSON as read,
+// ARGV[3] channel. 1 deleted, 0 no such key, -2 changed since read.
+const DELETE_LUA = `
+local current = redis.call('get', KEYS[1])
+if not current then return 0 end
+if current ~= ARGV[2] then return -2 end
+redis.call('del', KEYS[1])
+redis.call('srem', KEYS[2], ARGV[1])
+if redis.call('get', KEYS[3]) == ARGV[1] then redis.call('del', KEYS[3]) end
+redis.call('publish', ARGV[3], ARGV[1])
+return 1
+`;
+
+// The audit stream's ids are the entries' instants (`<ms>-*`, Redis 7: https://redis.io/docs/latest/commands/xadd/),
+// so a time range is an XRANGE. A stream's ids only grow, but `at` comes from the clocks of many
+// gateway processes: two admin writes at once on two processes, or a host whose clock is behind,
+// append an `at` older than the stream's last id, which XADD refuses. Such an entry gets the last
+// id's time instead (its `at` stays as it was, in the JSON), and the largest such shift is kept at
+// KEYS[2], so that listAudit reads that much further to find it.
+// KEYS[1] stream, KEYS[2] lag; ARGV[1] at (non-negative integer), ARGV[2] entry JSON. Returns the id.
+const APPEND_AUDIT_LUA = `
+local ms = ARGV[1]
+local top = redis.call('xrevrange', KEYS[1], '+', '-', 'COUNT', 1)[1]
+if top then
+  local topMs = string.match(top[1], '^(%d+)-')
+  local shift = tonumber(topMs) - tonumber(ms)
+  if shift > 0 then
+    if shift > tonumber(redis.call('get', KEYS[2]) or '0') then redis.call('set', KEYS[2], string.format('%d', shift)) end
+    ms = topMs
+  end
+end
+return redis.call('xadd', KEYS[1], ms .. '-*', 'e', ARGV[2])
+`;
+
+// One usage batch of one day, at most once: a write whose reply timed out may still run when a
+// stalled Redis resumes, and the recorder then sends the same batch again (usage/recorder.ts).
+// The first to run leaves a marker (in the day's slot), and any later copy finds it and adds
+// nothing. KEYS: the day hash, the marker. ARGV: the hash's TTL, the marker's TTL (ms), then
+// field and increment pairs.
+const ADD_USAGE_LUA = `
+if not redis.call('set', KEYS[2], '1', 'NX', 'PX', ARGV[2]) then return 0 end
+for i = 3, #ARGV, 2 do redis.call('hincrby', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('pexpire', KEYS[1], ARGV[1])
+return 1
+`;
+/** How long a batch's marker outlives the batch's first run: far longer than any retry takes to follow it. */
+const BATCH_MARKER_MS = 3_600_000;
+
+interface KeyCommands {
+  egwAddUsage(hash: string, marker: string, ...args: string[]): Promise<number>;
+  egwKeyCreate(record: string, ids: string, name: string, id: string, json: string, channel: string): Promise<number>;
+  egwKeyUpdate(record: string, newName: string, oldName: string, id: string, read: string, json: string, channel: string): Promise<number>;
+  egwKeyDelete(record: string, ids: string, name: string, id: string, read: string, channel: string): Promise<number>;
+  egwAuditAppend(stream: string, lag: string, at: string, json: string): Promise<string>;
+}
+
+export interface RedisStoreOptions {
+  /** How many days a day's usage hash is kept after the day ends. */
+  retentionDays?: number | undefined;
+  /** The gateway's clock, for usage expiries. */
+  now?: (() => number) | undefined;
+}
+
+/** The record's fields, and only those: whatever else the caller's object carries is never stored. */
+function toJson(r: KeyRecord): string {
+  const record: KeyRecord = {
+    id: r.id,
+    name: r.name,
+    owner: r.owner,
+    plan: r.plan,
+    chains: r.chains === null ? null : [...r.chains],
+    status: r.status,
+    expiresAt: r.expiresAt,
+    createdAt: r.createdAt,
+    prefix: r.prefix,
+    digest: r.digest,
+    previous: r.previous === null ? null : { digest: r.previous.digest, until: r.previous.until },
+  };
+  return JSON.stringify(record);
+}
+
+function fromJson(json: string): KeyRecord {
+  const r = JSON.parse(json) as KeyRecord;
+  return {
+    id: r.id,
+    name: r.name,
+    owner: r.owner ?? null,
+    plan: r.plan,
+    chains: r.chains ?? null,
+    status: r.status,
+    expiresAt: r.expiresAt ?? null,
+    createdAt: r.createdAt,
+    prefix: r.prefix,
+    digest: r.digest,
+    previous: r.previous ?? null,
+  };
+}
+
+/** Milliseconds of a day's start, UTC; RangeError for anything but a real `YYYY-MM-DD`. */
+function dayStart(day: string): number {
+  const ms = DAY_RE.test(day) ? Date.parse(`${day}T00:00:00Z`) : NaN;
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== day) throw new RangeError(`not a day (YYYY-MM-DD): ${day}`);
+  return ms;
+}
+
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** The fields of a day hash, less the counter: parts encoded, so none holds the `|` that joins them. */
+const fieldBase = (keyId: string, chain: string, route: string) =>
+  `${encodeURIComponent(keyId)}|${encodeURIComponent(chain)}|${encodeURIComponent(route)}`;
+
+/** Escapes SCAN's glob characters (https://redis.io/docs/latest/commands/keys/) in a literal. */
+const globEscape = (s: string) => s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+export class RedisStore implements Store {
+  readonly kind = 'redis';
+  private readonly commands: KeyCommands;
+  private readonly idsKey: string;
+  private readonly channel: string;
+  private readonly auditKey: string;
+  private readonly auditLagKey: string;
+  private readonly retentionMs: number;
+  private readonly now: () => number;
+  private readonly watchers: { changed: (id: string) => void; resync: () => void }[] = [];
+  private sub: RedisClient | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly prefix: string,
+    private readonly subscriber: () => RedisClient,
+    options: RedisStoreOptions = {},
+  ) {
+    // Registered once per store; ioredis sends EVALSHA and loads the script when Redis lacks it
+    // (https://github.com/redis/ioredis#lua-scripting).
+    client.defineCommand('egwKeyCreate', { numberOfKeys: 3, lua: CREATE_LUA });
+    client.defineCommand('egwKeyUpdate', { numberOfKeys: 3, lua: UPDATE_LUA });
+    client.defineCommand('egwKeyDelete', { numberOfKeys: 3, lua: DELETE_LUA });
+    client.defineCommand('egwAuditAppend', { numberOfKeys: 2, lua: APPEND_AUDIT_LUA });
+    client.defineCommand('egwAddUsage', { numberOfKeys: 2, lua: ADD_USAGE_LUA });
+    this.commands = client as unknown as KeyCommands;
+    this.idsKey = `${prefix}{keys}:ids`;
+    this.channel = `${prefix}{keys}:changed`;
+    this.auditKey = `${prefix}{audit}`;
+    this.auditLagKey = `${prefix}{audit}:lag`;
+    this.retentionMs = (options.retentionDays ?? 400) * DAY_MS;
+    this.now = options.now ?? Date.now;
+  }
+
+  recordKey(id: string): string {
+    return `${this.prefix}{keys}:key:${id}`;
+  }
+
+  nameKey(name: string): string {
+    return `${this.prefix}{keys}:name:${name}`;
+  }
+
+  usageKey(day: string): string {
+    return `${this.prefix}usage:{${day}}`;
+  }
+
+  // --- keys ---
+
+  async listKeys(): Promise<KeyRecord[]> {
+    // SSCAN rather than SMEMBERS: a million ids come in steps, never as one reply that holds
+    // Redis up (https://redis.io/docs/latest/commands/scan/). SSCAN may return an id twice.
+    const ids = new Set<string>();
+    let cursor = '0';
+    do {
+      const [next, batch] = await this.client.sscan(this.idsKey, cursor, 'COUNT', LIST_BATCH);
+      cursor = next;
+      for (const id of batch) ids.add(id);
+    } while (cursor !== '0');
+    const sorted = [...ids].sort(compare);
+    const batches: string[][] = [];
+    for (let i = 0; i < sorted.length; i += LIST_BATCH) batches.push(sorted.slice(i, i + LIST_BATCH));
+    // One slot ({keys}), so one MGET per batch works on a cluster too; the batches are pipelined.
+    const values = await Promise.all(batches.map((b) => this.client.mget(b.map((id) => this.recordKey(id)))));
+    // A key deleted between the two reads is null: it is gone, and its notice is on its way.
+    return values.flat().flatMap((json) => (json === null ? [] : [fromJson(json)]));
+  }
+
+  async getKey(id: string): Promise<KeyRecord | undefined> {
+    const json = await this.client.get(this.recordKey(id));
+    return json === null ? undefined : fromJson(json);
+  }
+
+  async createKey(record: KeyRecord): Promise<boolean> {
+    const outcome = await this.commands.egwKeyCreate(
+      this.recordKey(record.id),
+      this.idsKey,
+      this.nameKey(record.name),
+      record.id,
+      toJson(record),
+      this.channel,
+    );
+    // An id that exists is a caller's bug (ids are 80 random bits), not a taken name.
+    if (outcome === -1) throw new Error(`key id ${record.id} exists`);
+    return outcome === 1;
+  }
+
+  async updateKey(record: KeyRecord): Promise<boolean> {
+    const json = toJson(record);
+    for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+      const read = await this.client.get(this.recordKey(record.id));
+      // Never an upsert: that would bring back a key another process deleted meanwhile.
+      if (read === null) throw new Error(`no run-time key ${record.id}`);
+      const outcome = await this.commands.egwKeyUpdate(
+        this.recordKey(record.id),
+        this.nameKey(record.name),
+        this.nameKey(fromJson(read).name),
+        record.id,
+        read,
+        json,
+        this.channel,
+      );
+      if (outcome === -1) throw new Error(`no run-time key ${record.id}`);
+      if (outcome !== -2) return outcome === 1;
+    }
+    throw new Error(`key ${record.id} kept changing while it was being updated`);
+  }
+
+  async deleteKey(id: string): Promise<void> {
+    for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+      const read = await this.client.get(this.recordKey(id));
+      if (read === null) return;
+      const outcome = await this.commands.egwKeyDelete(
+        this.recordKey(id),
+        this.idsKey,
+        this.nameKey(fromJson(read).name),
+        id,
+        read,
+        this.channel,
+      );
+      if (outcome !== -2) return;
+    }
+    throw new Error(`key ${id} kept changing while it was being deleted`);
+  }
+
+  /**
+   * Pub/sub delivers at most once, and nothing to a subscriber that is not connected
+   * (https://redis.io/docs/latest/develop/interact/pubsub/): so each time the subscriber
+   * connection is ready again after a loss, it subscribes again and then asks for a resync,
+   * which reads every key after the subscription is back (nothing falls between the two).
+   * Not on the first connect: the caller has just read every key (keys/runtime.ts).
+   *
+   * On Redis Cluster, ioredis moves a lost subscription to another node by itself
+   * (ClusterSubscriber), without an event this store can see: pass a subscriber factory that
+   * makes a plain Redis connection to one node (PUBLISH reaches every node of a cluster) for
+   * losses there to be noticed too.
+   */
+  watchKeys(changed: (id: string) => void, resync: () => void): void {
+    this.watchers.push({ changed, resync });
+    if (this.sub || this.closed) return;
+    const sub = this.subscriber();
+    this.sub = sub;
+    let connectedBefore = false;
+    // The connection reconnects by itself; what this store does about a loss is the resync.
+    sub.on('error', () => {});
+    sub.on('message', (channel: string, id: string) => {
+      if (channel !== this.channel || this.closed) return;
+      for (const w of this.watchers) w.changed(id);
+    });
+    const onReady = () => {
+      const again = connectedBefore;
+      connectedBefore = true;
+      sub.subscribe(this.channel).then(
+        () => {
+          if (again && !this.closed) for (const w of this.watchers) w.resync();
+        },
+        () => {
+          // Not subscribed, on a connection that said it was ready: start it again, so that the
+          // next 'ready' subscribes (and resyncs) instead of leaving this process deaf.
+          if (!this.closed) sub.disconnect(true);
+        },
+      );
+    };
+    sub.on('ready', onReady);
+    if (sub.status === 'ready') onReady();
+  }
+
+  // --- audit ---
+
+  /**
+   * Unbounded on purpose: no MAXLEN, no expiry. The audit trail is what operators settle billing
+   * disputes from; trimming it is an operator's decision (XTRIM), not the gateway's.
+   */
+  async appendAudit(entry: AuditEntry): Promise<void> {
+    if (!Number.isSafeInteger(entry.at) || entry.at < 0) throw new RangeError(`audit instant must be a non-negative integer: ${entry.at}`);
+    const json = JSON.stringify({ at: entry.at, action: entry.action, keyId: entry.keyId, before: entry.before, after: entry.after });
+    await this.commands.egwAuditAppend(this.auditKey, this.auditLagKey, String(entry.at), json);
+  }
+
+  async listAudit(query: { from: number; to: number; keyId?: string | undefined }): Promise<AuditEntry[]> {
+    if (query.from > query.to) return [];
+    const lag = Number((await this.client.get(this.auditLagKey)) ?? 0);
+    const start = query.from <= 0 ? '-' : String(Math.ceil(query.from));
+    const endMs = Math.floor(query.to) + lag;
+    const end = endMs >= Number.MAX_SAFE_INTEGER ? '+' : endMs < 0 ? null : String(endMs);
+    if (end === null) return [];
+    const entries: AuditEntry[] = [];
+    // In pages: a year of admin writes is still a reply of bounded size each.
+    let from = start;
+    for (;;) {
+      const page = await this.client.xrange(this.auditKey, from, end, 'COUNT', LIST_BATCH);
+      for (const [, fields] of page) {
+        const json = fields[fields.indexOf('e') + 1];
+        if (json === undefined) continue;
+        const e = JSON.parse(json) as AuditEntry;
+        if (e.at < query.from || e.at > query.to) continue;
+        if (query.keyId !== undefined && e.keyId !== query.keyId) continue;
+        entries.push({ at: e.at, action: e.action, keyId: e.keyId, before: e.before, after: e.after });
+      }
+      const last = page.at(-1);
+      if (page.length < LIST_BATCH || last === undefined) break;
+      from = `(${last[0]}`; // exclusive start (Redis 6.2)
+    }
+    // Stream order is arrival order; an entry whose id was shifted is put back at its instant.
+    // Array.prototype.sort is stable: entries of one instant stay in arrival order.
+    return entries.sort((a, b) => a.at - b.at);
+  }
+
+  // --- usage ---
+
+  /**
+   * Per day, one MULTI/EXEC (https://redis.io/docs/latest/develop/interact/transactions/): the
+   * day's HINCRBYs and the hash's expiry. Days are separate hash tags, so a batch that spans
+   * midnight is atomic per day only.
+   *
+   * The expiry is relative, PEXPIRE with the time left as this gateway's clock sees it, never
+   * PEXPIREAT/EXPIREAT, which Redis would read with its own clock
+   * (https://redis.io/docs/latest/commands/pexpire/). A row of a day already past its retention
+   * is dropped: its hash would expire at once.
+   */
+  async addUsage(rows: readonly UsageRow[], batchId: string): Promise<void> {
+    const byDay = new Map<string, Map<string, UsageCounts>>();
+    for (const r of rows) {
+      dayStart(r.day); // a malformed day is a RangeError, before anything is written
+      let day = byDay.get(r.day);
+      if (!day) byDay.set(r.day, (day = new Map<string, UsageCounts>()));
+      const base = fieldBase(r.keyId, r.chain, r.route);
+      const sum = day.get(base);
+      if (sum) for (const c of COUNTERS) sum[c] += r[c];
+      else day.set(base, { requests: r.requests, credits: r.credits, cacheHits: r.cacheHits, refused: r.refused, errors: r.errors });
+    }
+    const now = this.now();
+    await Promise.all(
+      [...byDay].map(async ([day, sums]) => {
+        const ttl = dayStart(day) + DAY_MS + this.retentionMs - now;
+        if (ttl <= 0) return;
+        const key = this.usageKey(day);
+        const args: string[] = [];
+        for (const [base, counts] of sums) {
+          // `requests` always, so that a row of zeros exists as it would in SQLite; the others
+          // only when they move.
+          for (const c of COUNTERS) if (c === 'requests' || counts[c] !== 0) args.push(`${base}|${c}`, String(counts[c]));
+        }
+        await this.commands.egwAddUsage(key, `${key}:batch:${batchId}`, String(Math.ceil(ttl)), String(BATCH_MARKER_MS), ...args);
+      }),
+    );
+  }
+
+  /** One HGETALL per day of the range, pipelined (ioredis writes each without waiting for the replies before it). */
+  async usage(query: UsageQuery): Promise<UsageRow[]> {
+    const first = dayStart(query.from);
+    const last = dayStart(query.to);
+    const days: string[] = [];
+    for (let ms = first; ms <= last; ms += DAY_MS) days.push(dayOf(ms));
+    const hashes = await Promise.all(days.map((day) => this.client.hgetall(this.usageKey(day))));
+    const rows: UsageRow[] = [];
+    days.forEach((day, i) => {
+      const byRow = new Map<string, UsageRow>();
+      for (const [field, value] of Object.entries(hashes[i] ?? {})) {
+        const parts = field.split('|');
+        if (parts.length !== 4) continue;
+        const [keyPart = '', chainPart = '', routePart = '', counter = ''] = parts;
+        if (!(COUNTERS as readonly string[]).includes(counter)) continue;
+        const base = `${keyPart}|${chainPart}|${routePart}`;
+        let row = byRow.get(base);
+        if (!row) {
+          const keyId = decodeURIComponent(keyPart);
+          const chain = decodeURIComponent(chainPart);
+          const route = decodeURIComponent(routePart);
+          row = { day, keyId, chain, route, requests: 0, credits: 0, cacheHits: 0, refused: 0, errors: 0 };
+          byRow.set(base, row);
+        }
+        row[counter as (typeof COUNTERS)[number]] = Number(value);
+      }
+      for (const row of byRow.values()) {
+        if (query.keyIds !== undefined && !query.keyIds.has(row.keyId)) continue;
+        if (query.chain !== undefined && row.chain !== query.chain) continue;
+        if (query.route !== undefined && row.route !== query.route) continue;
+        rows.push(row);
+      }
+    });
+    return rows.sort(
+      (a, b) => compare(a.day, b.day) || compare(a.keyId, b.keyId) || compare(a.chain, b.chain) || compare(a.route, b.route),
+    );
+  }
+
+  /** Finds the day hashes with SCAN (on every master of a cluster), and unlinks those before `beforeDay`. */
+  async pruneUsage(beforeDay: string): Promise<void> {
+    dayStart(beforeDay);
+    const head = `${this.prefix}usage:{`;
+    const pattern = `${globEscape(head)}*`;
+    const nodes = this.client instanceof Cluster ? this.client.nodes('master') : [this.client];
+    const old: string[] = [];
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', LIST_BATCH);
+        cursor = next;
+        for (const key of keys) {
+          if (!key.startsWith(head) || !key.endsWith('}')) continue;
+          const day = key.slice(head.length, -1);
+          if (DAY_RE.test(day) && day < beforeDay) old.push(key);
+        }
+      } while (cursor !== '0');
+    }
+    // UNLINK frees a large hash off Redis's main thread (https://redis.io/docs/latest/commands/unlink/);
+    // one key per call, since each day is its own slot.
+    await Promise.all([...new Set(old)].map((key) => this.client.unlink(key)));
+  }
+
+  /** Disconnects the subscriber this store made; the shared client is its owner's to close. */
+  close(): Promise<void> {
+    this.closed = true;
+    this.watchers.length = 0;
+    this.sub?.disconnect();
+    this.sub = undefined;
+    return Promise.resolve();
+  }
+}

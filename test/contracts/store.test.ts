@@ -1,0 +1,917 @@
+// One contract, two implementations: the SQLite store (a file under the system's temporary
+// directory) and the Redis store, against a real Redis and against a real three-node Redis
+// Cluster (where every script's keys must share a slot). Then what only one of them promises:
+// several gateway processes on one Redis, a lost subscription, usage expiries, the key layout;
+// a SQLite file reopened.
+//
+// Nothing sleeps: a test that expects a notice waits for it (`until`), with a deadline of a
+// second where the promise is "within a second".
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { RedisClient } from '../../src/redis/client.js';
+import { RedisStore, type RedisStoreOptions } from '../../src/store/redis.js';
+import { SQLITE_SCHEMA_VERSION, SqliteStore } from '../../src/store/sqlite.js';
+import type { AuditEntry, KeyRecord, Store, UsageRow } from '../../src/store/types.js';
+import { startCluster, type TestCluster } from '../support/redis-cluster.js';
+import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
+import { until } from '../support/wait.js';
+
+const DAY_MS = 86_400_000;
+const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+/** Today's UTC day moved by `n` days: every day of this suite is relative to the day it runs. */
+const today = (n = 0) => utcDay(Date.now() + n * DAY_MS);
+const dayEnd = (day: string) => Date.parse(`${day}T00:00:00Z`) + DAY_MS;
+
+// --- records ---
+
+/** Every secret handed out: the no-secret test looks for each of them in what was stored. */
+const secrets: string[] = [];
+const shownPrefixes = new Set<string>();
+let serial = 0;
+/** A fresh usage batch id (store/types.ts: a store adds a batch at most once). */
+const batch = () => `batch-${randomUUID()}`;
+
+function newSecret(): { secret: string; digest: string; prefix: string } {
+  const secret = `egw_${randomBytes(32).toString('base64url')}`;
+  secrets.push(secret);
+  const prefix = secret.slice(0, 12);
+  shownPrefixes.add(prefix);
+  return { secret, digest: createHash('sha256').update(secret).digest('hex'), prefix };
+}
+
+/** A record with a name holding the characters Redis key names and usage fields must survive. */
+function key(over: Partial<KeyRecord> = {}): KeyRecord {
+  const { digest, prefix } = newSecret();
+  const n = serial++;
+  return {
+    id: `key_${randomBytes(10).toString('hex').slice(0, 16)}`,
+    name: `team {${n}}|ops:main`,
+    owner: null,
+    plan: 'small',
+    chains: null,
+    status: 'active',
+    expiresAt: null,
+    createdAt: 1_790_000_000_000 + n,
+    prefix,
+    digest,
+    previous: null,
+    ...over,
+  };
+}
+
+const byId = (a: KeyRecord, b: KeyRecord) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+function row(day: string, keyId: string, chain: string, route: string, counts: Partial<UsageRow> = {}): UsageRow {
+  return { day, keyId, chain, route, requests: 0, credits: 0, cacheHits: 0, refused: 0, errors: 0, ...counts };
+}
+
+// --- backends ---
+
+/** One store's data as a test sees it: the store, another on the same data, and every string it holds. */
+interface World {
+  store: Store;
+  /** Another gateway process on the same data (Redis); a second connection to the file (SQLite). */
+  another(): Store;
+  /** Every string stored: values, hash fields, set members, stream fields, columns; JSON taken apart. */
+  dump(): Promise<string[]>;
+}
+
+interface Backend {
+  name: string;
+  setup(): Promise<void>;
+  teardown(): Promise<void>;
+  world(): World;
+}
+
+/** What a test opened, closed after it. */
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** Strings, with JSON objects and arrays taken apart into their keys and leaves. */
+function leaves(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') {
+    out.push(value);
+    if (value.startsWith('{') || value.startsWith('[')) {
+      try {
+        leaves(JSON.parse(value), out);
+      } catch {
+        // not JSON: the string itself is what is stored
+      }
+    }
+  } else if (typeof value === 'number') {
+    out.push(String(value));
+  } else if (Array.isArray(value)) {
+    for (const v of value) leaves(v, out);
+  } else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      out.push(k);
+      leaves(v, out);
+    }
+  }
+  return out;
+}
+
+function sqliteBackend(): Backend {
+  let dir = '';
+  let n = 0;
+  return {
+    name: 'sqlite',
+    setup() {
+      dir = mkdtempSync(join(tmpdir(), 'egw-store-'));
+      return Promise.resolve();
+    },
+    teardown() {
+      rmSync(dir, { recursive: true, force: true });
+      return Promise.resolve();
+    },
+    world() {
+      // A directory that does not exist yet: the store makes it.
+      const file = join(dir, `w${n++}`, 'data', 'store.db');
+      const open = () => {
+        const s = new SqliteStore(file);
+        cleanups.push(() => s.close());
+        return s;
+      };
+      return {
+        store: open(),
+        another: open,
+        dump() {
+          const db = new Database(file, { readonly: true });
+          try {
+            const tables = db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
+            const out: string[] = [];
+            for (const t of tables) for (const r of db.prepare(`SELECT * FROM "${t}"`).all()) leaves(r, out);
+            return Promise.resolve(out);
+          } finally {
+            db.close();
+          }
+        },
+      };
+    },
+  };
+}
+
+/** Every key under a prefix with its contents, on each master of a cluster. */
+async function dumpRedis(client: RedisClient, prefix: string): Promise<string[]> {
+  const out: string[] = [];
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+      cursor = next;
+      for (const k of keys) {
+        out.push(k);
+        const type = await client.type(k);
+        if (type === 'string') leaves(await client.get(k), out);
+        else if (type === 'hash') leaves(await client.hgetall(k), out);
+        else if (type === 'set') leaves(await client.smembers(k), out);
+        else if (type === 'stream') leaves(await client.xrange(k, '-', '+'), out);
+        else throw new Error(`unexpected ${type} at ${k}`);
+      }
+    } while (cursor !== '0');
+  }
+  return out;
+}
+
+function redisBackend(): Backend & { client(): Redis; prefix(): string } {
+  let client: Redis;
+  const suite = testPrefix('store');
+  let n = 0;
+  let last = '';
+  return {
+    name: 'redis',
+    client: () => client,
+    prefix: () => last,
+    setup() {
+      client = connect();
+      return Promise.resolve();
+    },
+    async teardown() {
+      await deletePrefix(client, suite);
+      client.disconnect();
+    },
+    world() {
+      const prefix = (last = `${suite}${n++}:`);
+      const store = new RedisStore(client, prefix, () => client.duplicate());
+      cleanups.push(() => store.close());
+      return {
+        store,
+        another() {
+          // Another process: its own connection, its own subscriber.
+          const own = connect();
+          const s = new RedisStore(own, prefix, () => own.duplicate());
+          cleanups.push(async () => {
+            await s.close();
+            own.disconnect();
+          });
+          return s;
+        },
+        dump: () => dumpRedis(client, prefix),
+      };
+    },
+  };
+}
+
+function clusterBackend(): Backend {
+  let cluster: TestCluster;
+  let client: Cluster;
+  let n = 0;
+  return {
+    name: 'redis cluster',
+    async setup() {
+      cluster = await startCluster();
+      client = new Cluster(cluster.urls);
+    },
+    async teardown() {
+      client?.disconnect();
+      await cluster?.stop();
+    },
+    world() {
+      const prefix = testPrefix(`store-cluster-${n++}`);
+      const store = new RedisStore(client, prefix, () => client.duplicate());
+      cleanups.push(() => store.close());
+      return {
+        store,
+        another() {
+          const own = new Cluster(cluster.urls);
+          const s = new RedisStore(own, prefix, () => own.duplicate());
+          cleanups.push(async () => {
+            await s.close();
+            own.disconnect();
+          });
+          return s;
+        },
+        dump: () => dumpRedis(client, prefix),
+      };
+    },
+  };
+}
+
+/**
+ * Waits until `watcher` hears of a write made through `writer` (its subscription is up), and
+ * returns the id of the probe key written for it, for the test to leave out of what it counts.
+ */
+async function listening(writer: Store, heard: string[]): Promise<string> {
+  const probe = key();
+  expect(await writer.createKey(probe)).toBe(true);
+  await until(async () => {
+    if (heard.includes(probe.id)) return true;
+    await writer.updateKey({ ...probe, plan: `p${serial++}` });
+    return false;
+  }, 'the watcher to hear of the probe key');
+  return probe.id;
+}
+
+const sqlite = sqliteBackend();
+const redis = redisBackend();
+const cluster = clusterBackend();
+const backends = [sqlite, redis, cluster];
+beforeAll(() => Promise.all(backends.map((b) => b.setup())), 30_000);
+afterAll(() => Promise.all(backends.map((b) => b.teardown())));
+
+// --- the contract ---
+
+describe.each(backends)('store contract: $name', (backend) => {
+  describe('keys', () => {
+    it('a created key reads back equal, by id and in the list, every field included', async () => {
+      const { store } = backend.world();
+      const plain = key();
+      const full = key({
+        owner: 'acme corp',
+        plan: 'pro',
+        chains: ['1', '10', '8453'],
+        status: 'disabled',
+        expiresAt: 1_800_000_000_000,
+        previous: { digest: 'ab'.repeat(32), until: 1_790_000_600_000 },
+      });
+      expect(await store.createKey(plain)).toBe(true);
+      expect(await store.createKey(full)).toBe(true);
+      expect(await store.getKey(plain.id)).toEqual(plain);
+      expect(await store.getKey(full.id)).toEqual(full);
+      expect(await store.getKey('key_unknown')).toBeUndefined();
+      expect((await store.listKeys()).sort(byId)).toEqual([plain, full].sort(byId));
+    });
+
+    it('a name another key has is refused on create, and nothing of the refused key is stored', async () => {
+      const { store } = backend.world();
+      const first = key();
+      const second = key({ name: first.name, plan: 'other' });
+      expect(await store.createKey(first)).toBe(true);
+      expect(await store.createKey(second)).toBe(false);
+      expect(await store.getKey(second.id)).toBeUndefined();
+      expect(await store.listKeys()).toEqual([first]);
+    });
+
+    it('an update replaces the record; a rename onto a taken name is refused and changes nothing; a renamed key frees its old name', async () => {
+      const { store } = backend.world();
+      const a = key();
+      const b = key();
+      await store.createKey(a);
+      await store.createKey(b);
+
+      expect(await store.updateKey({ ...a, name: b.name, plan: 'pro' })).toBe(false);
+      expect(await store.getKey(a.id)).toEqual(a);
+
+      const renamed: KeyRecord = {
+        ...a,
+        name: 'renamed',
+        plan: 'pro',
+        chains: ['137'],
+        previous: { digest: a.digest, until: 1_790_000_900_000 },
+      };
+      expect(await store.updateKey(renamed)).toBe(true);
+      expect(await store.getKey(a.id)).toEqual(renamed);
+      // Same name, other fields: not a conflict with itself.
+      const disabled: KeyRecord = { ...renamed, status: 'disabled' };
+      expect(await store.updateKey(disabled)).toBe(true);
+      expect(await store.getKey(a.id)).toEqual(disabled);
+
+      const c = key({ name: a.name });
+      expect(await store.createKey(c)).toBe(true);
+      expect(await store.createKey(key({ name: 'renamed' }))).toBe(false);
+      expect((await store.listKeys()).sort(byId)).toEqual([disabled, b, c].sort(byId));
+    });
+
+    it('a deleted key is gone from get and list, its name is free again, and deleting it twice is harmless', async () => {
+      const { store } = backend.world();
+      const a = key();
+      const b = key();
+      await store.createKey(a);
+      await store.createKey(b);
+      await store.deleteKey(a.id);
+      expect(await store.getKey(a.id)).toBeUndefined();
+      expect(await store.listKeys()).toEqual([b]);
+      await store.deleteKey(a.id);
+      await store.deleteKey('key_never_existed');
+      const again = key({ name: a.name });
+      expect(await store.createKey(again)).toBe(true);
+      expect((await store.listKeys()).sort(byId)).toEqual([b, again].sort(byId));
+    });
+
+    it('updating a key that does not exist is an error, never an insert; creating an id that exists is an error', async () => {
+      const { store } = backend.world();
+      const ghost = key();
+      await expect(store.updateKey(ghost)).rejects.toThrow(`no run-time key ${ghost.id}`);
+      expect(await store.getKey(ghost.id)).toBeUndefined();
+      const a = key();
+      await store.createKey(a);
+      await expect(store.createKey({ ...a, name: 'another name' })).rejects.toThrow(`key id ${a.id} exists`);
+      expect(await store.listKeys()).toEqual([a]);
+    });
+
+    it("tells its watcher of the store's own creates, updates and deletes, by id, once each, and of nothing refused", async () => {
+      const { store } = backend.world();
+      const heard: string[] = [];
+      let resyncs = 0;
+      store.watchKeys(
+        (id) => heard.push(id),
+        () => resyncs++,
+      );
+      const probe = await listening(store, heard);
+      const a = key();
+      const b = key();
+      await store.createKey(a);
+      await store.updateKey({ ...a, plan: 'pro' });
+      expect(await store.createKey(key({ name: a.name }))).toBe(false);
+      const probeName = (await store.getKey(probe))!.name;
+      expect(await store.updateKey({ ...a, name: probeName })).toBe(false);
+      await store.deleteKey(a.id);
+      await store.deleteKey(a.id); // nothing left to delete: no notice
+      await store.createKey(b); // the last write: once heard, every notice before it has arrived
+      await until(() => heard.includes(b.id), 'the notice of the last write', 1_000);
+      expect(heard.filter((id) => id !== probe)).toEqual([a.id, a.id, a.id, b.id]);
+      expect(resyncs).toBe(0);
+    });
+  });
+
+  describe('audit', () => {
+    const entry = (at: number, action: AuditEntry['action'], keyId: string, after: Record<string, unknown> | null = null): AuditEntry => ({
+      at,
+      action,
+      keyId,
+      before: action === 'create' ? null : { plan: 'small', chains: null },
+      after,
+    });
+
+    it('lists the entries of a time range, of one key if asked, oldest first, entries appended out of order included', async () => {
+      const { store } = backend.world();
+      const t = Date.now();
+      const e1 = entry(t + 100, 'create', 'key_a', { name: 'a', plan: 'small', chains: ['1', '10'] });
+      const e2 = entry(t + 300, 'update', 'key_b', { plan: 'pro' });
+      // Appended after e2 but older: another gateway process, or a clock behind.
+      const e3 = entry(t + 200, 'credits', 'key_a', { credits: 5000 });
+      const e4 = entry(t + 300, 'roll', 'key_a', { prefix: 'egw_abcdefgh' });
+      const e5 = entry(t + 400, 'revoke', 'key_a', { status: 'disabled' });
+      const e0 = entry(t - 5_000, 'create', 'key_b');
+      for (const e of [e1, e2, e3, e4, e5, e0]) await store.appendAudit(e);
+
+      expect(await store.listAudit({ from: t + 100, to: t + 300 })).toEqual([e1, e3, e2, e4]);
+      expect(await store.listAudit({ from: t + 100, to: t + 300, keyId: 'key_a' })).toEqual([e1, e3, e4]);
+      expect(await store.listAudit({ from: t + 200, to: t + 200 })).toEqual([e3]);
+      expect(await store.listAudit({ from: t + 301, to: t + 10_000 })).toEqual([e5]);
+      expect(await store.listAudit({ from: 0, to: t + 10_000, keyId: 'key_b' })).toEqual([e0, e2]);
+      expect(await store.listAudit({ from: t + 401, to: t + 10_000 })).toEqual([]);
+      expect(await store.listAudit({ from: t + 300, to: t + 100 })).toEqual([]);
+    });
+  });
+
+  describe('usage', () => {
+    it('rows added twice for one day, key, chain and route are summed exactly, refunds taken off', async () => {
+      const { store } = backend.world();
+      const d = today();
+      const route = 'blocks/{block_hash_or_number_param}';
+      await store.addUsage([row(d, 'key_a', '1', route, { requests: 3, credits: 60, cacheHits: 1, refused: 0, errors: 1 })], batch());
+      await store.addUsage(
+        [
+          row(d, 'key_a', '1', route, { requests: 2, credits: 40, cacheHits: 2, refused: 1, errors: 0 }),
+          row(d, 'key_a', '1', route, { requests: 0, credits: -20, cacheHits: 0, refused: 0, errors: 0 }),
+        ],
+        batch(),
+      );
+      expect(await store.usage({ from: d, to: d })).toEqual([
+        row(d, 'key_a', '1', route, { requests: 5, credits: 80, cacheHits: 3, refused: 1, errors: 1 }),
+      ]);
+    });
+
+    it('a batch sent again under its id adds nothing (a write that timed out but ran); another id adds', async () => {
+      const { store } = backend.world();
+      const rows = [
+        row(today(), 'key_r', '1', 'stats', { requests: 2, credits: 40 }),
+        row(today(-1), 'key_r', '1', 'stats', { requests: 1 }),
+      ];
+      const id = batch();
+      await store.addUsage(rows, id);
+      await store.addUsage(rows, id);
+      expect(await store.usage({ from: today(-1), to: today() })).toEqual(rows.slice().reverse());
+      await store.addUsage(rows, batch());
+      expect((await store.usage({ from: today(), to: today() }))[0]).toMatchObject({ requests: 4, credits: 80 });
+    });
+
+    it('a row of zeros is stored as a row of zeros', async () => {
+      const { store } = backend.world();
+      await store.addUsage([row(today(), 'key_z', '1', 'stats')], batch());
+      expect(await store.usage({ from: today(), to: today() })).toEqual([row(today(), 'key_z', '1', 'stats')]);
+    });
+
+    it('rows of several days, keys, chains and routes are filtered by the query and ordered by day, key, chain and route', async () => {
+      const { store } = backend.world();
+      const [d0, d1, d2] = [today(-2), today(-1), today()];
+      const odd = 'a|b:c{d}%7C é';
+      const rows = [
+        row(d2, 'key_b', '10', 'stats', { requests: 1 }),
+        row(d0, 'key_a', '1', odd, { requests: 2, credits: 40 }),
+        row(d1, 'key_c', '1', 'stats', { requests: 3, refused: 3 }),
+        row(d0, 'key_a', '1', 'stats', { requests: 4, cacheHits: 4 }),
+        row(d1, 'key_a', '10', odd, { requests: 5, errors: 1 }),
+        row(d0, 'key_b', '1', 'stats', { requests: 6 }),
+        row(d2, 'key_a', '8453', 'blocks/{block_hash_or_number_param}', { requests: 7, credits: 140 }),
+        row(today(-3), 'key_a', '1', 'stats', { requests: 8 }),
+        row(today(1), 'key_a', '1', 'stats', { requests: 9 }),
+      ];
+      // In two batches, so that one write is not the whole story.
+      await store.addUsage(rows.slice(0, 4), batch());
+      await store.addUsage(rows.slice(4), batch());
+      const [b2, a0odd, c1, a0, a1odd, b0, a2] = rows as [UsageRow, UsageRow, UsageRow, UsageRow, UsageRow, UsageRow, UsageRow];
+
+      expect(await store.usage({ from: d0, to: d2 })).toEqual([a0odd, a0, b0, a1odd, c1, a2, b2]);
+      expect(await store.usage({ from: d1, to: d1 })).toEqual([a1odd, c1]);
+      expect(await store.usage({ from: d0, to: d2, keyIds: new Set(['key_a', 'key_c']) })).toEqual([a0odd, a0, a1odd, c1, a2]);
+      expect(await store.usage({ from: d0, to: d2, keyIds: new Set<string>() })).toEqual([]);
+      expect(await store.usage({ from: d0, to: d2, chain: '10' })).toEqual([a1odd, b2]);
+      expect(await store.usage({ from: d0, to: d2, route: odd })).toEqual([a0odd, a1odd]);
+      expect(await store.usage({ from: d0, to: d2, keyIds: new Set(['key_a']), chain: '1', route: 'stats' })).toEqual([a0]);
+      expect(await store.usage({ from: d2, to: d0 })).toEqual([]);
+      expect((await store.usage({ from: today(-3), to: today(1) })).map((r) => r.requests)).toEqual([8, 2, 4, 6, 5, 3, 7, 1, 9]);
+    });
+
+    it('pruneUsage forgets the days before the given one and keeps that day and the ones after', async () => {
+      const { store } = backend.world();
+      await store.addUsage(
+        [3, 2, 1, 0].map((ago) => row(today(-ago), 'key_a', '1', 'stats', { requests: ago + 1 })),
+        batch(),
+      );
+      await store.pruneUsage(today(-2));
+      expect(await store.usage({ from: today(-10), to: today() })).toEqual([
+        row(today(-2), 'key_a', '1', 'stats', { requests: 3 }),
+        row(today(-1), 'key_a', '1', 'stats', { requests: 2 }),
+        row(today(), 'key_a', '1', 'stats', { requests: 1 }),
+      ]);
+      await store.pruneUsage(today(1));
+      expect(await store.usage({ from: today(-10), to: today(1) })).toEqual([]);
+    });
+  });
+
+  it('holds no secret: the only stored values beginning with egw_ are the shown prefixes, and no secret appears anywhere', async () => {
+    const world = backend.world();
+    const { store } = world;
+    /** What is stored now: only shown prefixes begin with egw_, no secret is in any value. */
+    const check = async (prefixes: string[], digest: string) => {
+      const stored = await world.dump();
+      const withPrefix = stored.filter((v) => v.startsWith('egw_'));
+      expect(new Set(withPrefix)).toEqual(new Set(prefixes));
+      for (const v of withPrefix) expect(shownPrefixes.has(v) && v.length === 12).toBe(true);
+      for (const secret of secrets) expect(stored.some((v) => v.includes(secret))).toBe(false);
+      // The dump did read the record: its digest is there.
+      expect(stored).toContain(digest);
+    };
+    const a = key();
+    const secret = secrets.at(-1)!;
+    // A caller's object carrying its secret along: only KeyRecord's fields are stored.
+    expect(await store.createKey({ ...a, secret } as KeyRecord)).toBe(true);
+    await check([a.prefix], a.digest);
+    const rolled = newSecret();
+    const after = { ...a, digest: rolled.digest, prefix: rolled.prefix, previous: { digest: a.digest, until: 1 } };
+    expect(await store.updateKey({ ...after, secret: rolled.secret } as KeyRecord)).toBe(true);
+    await store.appendAudit({
+      at: Date.now(),
+      action: 'roll',
+      keyId: a.id,
+      before: { prefix: a.prefix },
+      after: { prefix: rolled.prefix },
+    });
+    await store.addUsage([row(today(), a.id, '1', 'stats', { requests: 1 })], batch());
+    // a.prefix is still stored, in the audit entry's `before`.
+    await check([a.prefix, rolled.prefix], rolled.digest);
+  });
+});
+
+// --- several gateway processes on one Redis ---
+
+describe.each([redis, cluster])('Redis store, several gateway processes: $name', (backend) => {
+  it("two stores on one prefix see each other's keys", async () => {
+    const world = backend.world();
+    const one = world.store;
+    const two = world.another();
+    const a = key();
+    await one.createKey(a);
+    expect(await two.getKey(a.id)).toEqual(a);
+    const updated: KeyRecord = { ...a, plan: 'pro', name: 'moved' };
+    expect(await two.updateKey(updated)).toBe(true);
+    expect(await one.getKey(a.id)).toEqual(updated);
+    expect(await one.createKey(key({ name: 'moved' }))).toBe(false);
+    expect(await two.createKey(key({ name: a.name }))).toBe(true);
+    await two.deleteKey(a.id);
+    expect((await one.listKeys()).map((k) => k.name)).toEqual([a.name]);
+  });
+
+  it('two creates of one name at once store exactly one of them; so do two renames onto one name', async () => {
+    const world = backend.world();
+    const one = world.store;
+    const two = world.another();
+    for (let i = 0; i < 20; i++) {
+      const name = `contested ${i}`;
+      const x = key({ name });
+      const y = key({ name });
+      const results = await Promise.all([one.createKey(x), two.createKey(y)]);
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const winner = results[0] ? x : y;
+      expect((await one.listKeys()).filter((k) => k.name === name)).toEqual([winner]);
+    }
+    const p = key();
+    const q = key();
+    await one.createKey(p);
+    await one.createKey(q);
+    const renames = await Promise.all([one.updateKey({ ...p, name: 'target' }), two.updateKey({ ...q, name: 'target' })]);
+    expect(renames.filter(Boolean)).toHaveLength(1);
+    expect((await two.listKeys()).filter((k) => k.name === 'target')).toHaveLength(1);
+  });
+
+  it('watchKeys hears, within a second, the ids of the changes made through the other store', async () => {
+    const world = backend.world();
+    const watcher = world.store;
+    const writer = world.another();
+    const heard: string[] = [];
+    let resyncs = 0;
+    watcher.watchKeys(
+      (id) => heard.push(id),
+      () => resyncs++,
+    );
+    const probe = await listening(writer, heard);
+    const a = key();
+    const b = key();
+    await writer.createKey(a);
+    await until(() => heard.includes(a.id), 'the create', 1_000);
+    await writer.updateKey({ ...a, status: 'disabled' });
+    await until(() => heard.filter((id) => id === a.id).length === 2, 'the update', 1_000);
+    await writer.deleteKey(a.id);
+    await until(() => heard.filter((id) => id === a.id).length === 3, 'the delete', 1_000);
+    await writer.createKey(b);
+    await until(() => heard.includes(b.id), 'the last create', 1_000);
+    expect(heard.filter((id) => id !== probe)).toEqual([a.id, a.id, a.id, b.id]);
+    expect(resyncs).toBe(0);
+  });
+
+  it('usage deltas from two processes, added at once, are summed exactly', async () => {
+    const world = backend.world();
+    const stores = [world.store, world.another()];
+    const days = [today(-1), today()];
+    const batches = Array.from({ length: 40 }, (_, i) =>
+      days.flatMap((day) => [
+        row(day, 'key_a', '1', 'stats', { requests: 1, credits: 20, cacheHits: i % 2 }),
+        row(day, 'key_a', '1', 'blocks/{block_hash_or_number_param}', { requests: 2, credits: 10, errors: 1 }),
+      ]),
+    );
+    await Promise.all(batches.map((rows, i) => stores[i % 2]!.addUsage(rows, batch())));
+    const expected = days.flatMap((day) => [
+      row(day, 'key_a', '1', 'blocks/{block_hash_or_number_param}', { requests: 80, credits: 400, errors: 40 }),
+      row(day, 'key_a', '1', 'stats', { requests: 40, credits: 800, cacheHits: 20 }),
+    ]);
+    expect(await world.another().usage({ from: days[0]!, to: days[1]! })).toEqual(expected);
+  });
+});
+
+// --- Redis only ---
+
+describe('Redis store', () => {
+  const target = new URL(REDIS_URL);
+
+  /** A connection as src/redis/client.ts makes them: no offline queue, no retries, a command timeout. */
+  function productionLike(port: number): Redis {
+    // Through the loopback proxy (test/support/tcp-proxy.ts).
+    const c = new Redis(port, '127.0.0.1', {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: 1_000,
+      retryStrategy: (attempt) => Math.min(attempt * 50, 1_000),
+    });
+    c.on('error', () => {});
+    cleanups.push(() => c.disconnect());
+    return c;
+  }
+
+  it('a subscriber that is cut and comes back asks for a resync, once per loss, then hears changes again', async () => {
+    const proxy = await startTcpProxy(target.hostname, Number(target.port || 6379));
+    cleanups.push(() => proxy.close());
+    const writer = redis.world().store;
+    const prefix = redis.prefix();
+    const watcher = new RedisStore(redis.client(), prefix, () => productionLike(proxy.port));
+    cleanups.push(() => watcher.close());
+    const heard: string[] = [];
+    let resyncs = 0;
+    watcher.watchKeys(
+      (id) => heard.push(id),
+      () => resyncs++,
+    );
+    await listening(writer, heard);
+    expect(resyncs).toBe(0); // not on the first connect
+
+    await proxy.cut();
+    const missed = key();
+    await writer.createKey(missed); // published while the subscriber is away: lost
+    await proxy.restore();
+    await until(() => resyncs === 1, 'a resync after the subscriber came back');
+    expect(heard).not.toContain(missed.id);
+    // Subscribed again before the resync was asked for: a change now is heard.
+    await writer.updateKey({ ...missed, plan: 'pro' });
+    await until(() => heard.includes(missed.id), 'a change after the resync', 1_000);
+
+    await proxy.cut();
+    await proxy.restore();
+    await until(() => resyncs === 2, 'a resync after the second loss');
+  });
+
+  it('commands reject at once while Redis is away, and work again when it is back', async () => {
+    const proxy = await startTcpProxy(target.hostname, Number(target.port || 6379));
+    cleanups.push(() => proxy.close());
+    const client = productionLike(proxy.port);
+    await until(() => client.status === 'ready', 'the connection');
+    const store = new RedisStore(client, `${redis.prefix()}away:`, () => client.duplicate());
+    cleanups.push(() => store.close());
+    const a = key();
+    expect(await store.createKey(a)).toBe(true);
+    await proxy.cut();
+    await until(() => client.status !== 'ready', 'the connection to notice the cut');
+    await expect(store.getKey(a.id)).rejects.toThrow();
+    await expect(store.createKey(key())).rejects.toThrow();
+    await expect(store.addUsage([row(today(), a.id, '1', 'stats', { requests: 1 })], batch())).rejects.toThrow();
+    await expect(store.usage({ from: today(), to: today() })).rejects.toThrow();
+    await proxy.restore();
+    await until(() => client.status === 'ready', 'the connection again');
+    expect(await store.getKey(a.id)).toEqual(a);
+  });
+
+  it("a day's usage hash expires its retention after the end of its day, as the gateway's clock sees it", async () => {
+    redis.world();
+    const prefix = redis.prefix();
+    // A gateway whose clock is an hour behind Redis's: its expiries must follow its own clock.
+    const skew = -3_600_000;
+    const options: RedisStoreOptions = { retentionDays: 30, now: () => Date.now() + skew };
+    const store = new RedisStore(redis.client(), prefix, () => redis.client().duplicate(), options);
+    cleanups.push(() => store.close());
+    const past = today(-10);
+    const future = today(3);
+    const expired = today(-40); // ended more than 30 days ago
+    const before = Date.now() + skew;
+    await store.addUsage(
+      [past, future, expired].map((day) => row(day, 'key_a', '1', 'stats', { requests: 1 })),
+      batch(),
+    );
+    for (const day of [past, future]) {
+      const expected = dayEnd(day) + 30 * DAY_MS - before;
+      const pttl = await redis.client().pttl(store.usageKey(day));
+      expect(pttl).toBeLessThanOrEqual(expected);
+      expect(pttl).toBeGreaterThan(expected - 2_000);
+    }
+    expect(await redis.client().exists(store.usageKey(expired))).toBe(0);
+    expect(await store.usage({ from: expired, to: future })).toEqual(
+      [past, future].map((day) => row(day, 'key_a', '1', 'stats', { requests: 1 })),
+    );
+  });
+
+  it('lays its data out as documented at the top of src/store/redis.ts', async () => {
+    const { store } = redis.world();
+    const p = redis.prefix();
+    const c = redis.client();
+    const a = key({ name: 'team {1}|ops:main' });
+    await store.createKey(a);
+    await store.appendAudit({ at: 1_790_000_000_123, action: 'create', keyId: a.id, before: null, after: { name: a.name } });
+    const batchId = batch();
+    await store.addUsage([row(today(), a.id, '8453', 'blocks/{block_hash_or_number_param}', { requests: 2, credits: 40 })], batchId);
+
+    expect(await c.smembers(`${p}{keys}:ids`)).toEqual([a.id]);
+    expect(JSON.parse((await c.get(`${p}{keys}:key:${a.id}`))!)).toEqual(a);
+    expect(await c.get(`${p}{keys}:name:team {1}|ops:main`)).toBe(a.id);
+    const [[id, fields]] = (await c.xrange(`${p}{audit}`, '-', '+')) as [[string, string[]]];
+    expect(id).toBe('1790000000123-0');
+    expect(fields[0]).toBe('e');
+    expect(JSON.parse(fields[1]!)).toEqual({ at: 1_790_000_000_123, action: 'create', keyId: a.id, before: null, after: { name: a.name } });
+    expect(await c.hgetall(`${p}usage:{${today()}}`)).toEqual({
+      [`${a.id}|8453|blocks%2F%7Bblock_hash_or_number_param%7D|requests`]: '2',
+      [`${a.id}|8453|blocks%2F%7Bblock_hash_or_number_param%7D|credits`]: '40',
+    });
+    expect((await dumpRedis(c, p)).filter((v) => v.startsWith(p)).sort()).toEqual(
+      [
+        `${p}{keys}:ids`,
+        `${p}{keys}:key:${a.id}`,
+        `${p}{keys}:name:team {1}|ops:main`,
+        `${p}{audit}`,
+        `${p}usage:{${today()}}`,
+        `${p}usage:{${today()}}:batch:${batchId}`,
+      ].sort(),
+    );
+    // The batch's marker is forgotten after an hour.
+    const markerTtl = await c.pttl(`${p}usage:{${today()}}:batch:${batchId}`);
+    expect(markerTtl).toBeGreaterThan(3_000_000);
+    expect(markerTtl).toBeLessThanOrEqual(3_600_000);
+  });
+
+  it('an audit entry older than the last one is kept, at its own instant, and the lag it caused is remembered', async () => {
+    const { store } = redis.world();
+    const p = redis.prefix();
+    await store.appendAudit({ at: 5_000, action: 'create', keyId: 'key_a', before: null, after: null });
+    await store.appendAudit({ at: 3_000, action: 'update', keyId: 'key_a', before: null, after: null });
+    expect((await redis.client().xrange(`${p}{audit}`, '-', '+')).map(([id]) => id)).toEqual(['5000-0', '5000-1']);
+    expect(await redis.client().get(`${p}{audit}:lag`)).toBe('2000');
+    expect((await store.listAudit({ from: 3_000, to: 3_000 })).map((e) => e.action)).toEqual(['update']);
+    await expect(store.appendAudit({ at: -1, action: 'create', keyId: 'key_a', before: null, after: null })).rejects.toThrow(RangeError);
+  });
+});
+
+// --- SQLite only ---
+
+describe('SQLite store', () => {
+  let dir = '';
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'egw-sqlite-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a store reopened on the same file keeps its keys, audit, usage and ledgers', async () => {
+    const file = join(dir, 'reopen', 'store.db');
+    const first = new SqliteStore(file);
+    const a = key({ chains: ['1'], previous: { digest: 'cd'.repeat(32), until: 1_790_000_000_000 } });
+    const audit: AuditEntry = { at: 1_790_000_000_000, action: 'create', keyId: a.id, before: null, after: { name: a.name } };
+    const usage = row(today(), a.id, '1', 'stats', { requests: 3, credits: 60, cacheHits: 1, refused: 1, errors: 1 });
+    const ledgers = [
+      { account: 'acct-1', periodId: '2026-11', spent: 120, topup: 5_000 },
+      { account: 'acct-2', periodId: '2026-11-23', spent: 0, topup: 0 },
+    ];
+    await first.createKey(a);
+    await first.appendAudit(audit);
+    await first.addUsage([usage], batch());
+    first.saveLedgers(ledgers);
+    await first.close();
+
+    const second = new SqliteStore(file);
+    cleanups.push(() => second.close());
+    expect(await second.listKeys()).toEqual([a]);
+    expect(await second.listAudit({ from: 0, to: Number.MAX_SAFE_INTEGER })).toEqual([audit]);
+    expect(await second.usage({ from: today(), to: today() })).toEqual([usage]);
+    expect(second.loadLedgers()).toEqual(ledgers);
+  });
+
+  it('saveLedgers upserts in one go, and loadLedgers returns what it wrote', () => {
+    const store = new SqliteStore(':memory:');
+    cleanups.push(() => store.close());
+    expect(store.loadLedgers()).toEqual([]);
+    store.saveLedgers([
+      { account: 'a', periodId: 'p1', spent: 10, topup: 100 },
+      { account: 'b', periodId: 'p1', spent: 20, topup: 0 },
+    ]);
+    store.saveLedgers([
+      { account: 'a', periodId: 'p2', spent: 0, topup: 90 },
+      { account: 'c', periodId: 'p2', spent: 5, topup: 1 },
+    ]);
+    expect(store.loadLedgers()).toEqual([
+      { account: 'a', periodId: 'p2', spent: 0, topup: 90 },
+      { account: 'b', periodId: 'p1', spent: 20, topup: 0 },
+      { account: 'c', periodId: 'p2', spent: 5, topup: 1 },
+    ]);
+    // A batch that fails part-way leaves nothing of itself (a fractional spend is not an INTEGER).
+    expect(() =>
+      store.saveLedgers([
+        { account: 'd', periodId: 'p2', spent: 1, topup: 0 },
+        { account: 'e', periodId: 'p2', spent: 1.5, topup: 0 },
+      ]),
+    ).toThrow();
+    expect(store.loadLedgers().map((l) => l.account)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('a usage batch is one transaction: a row that cannot be stored leaves none of the batch', async () => {
+    const store = new SqliteStore(':memory:');
+    cleanups.push(() => store.close());
+    await expect(
+      store.addUsage(
+        [row(today(), 'key_a', '1', 'stats', { requests: 1 }), row(today(), 'key_b', '1', 'stats', { requests: 0.5 })],
+        batch(),
+      ),
+    ).rejects.toThrow();
+    expect(await store.usage({ from: today(), to: today() })).toEqual([]);
+  });
+
+  it('makes the directory of its file, and writes the file in WAL mode at the schema version', async () => {
+    const file = join(dir, 'fresh', 'nested', 'store.db');
+    expect(existsSync(join(dir, 'fresh'))).toBe(false);
+    const store = new SqliteStore(file);
+    await store.close();
+    const db = new Database(file, { readonly: true });
+    try {
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+      expect(SQLITE_SCHEMA_VERSION).toBe(2);
+      expect(db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all()).toEqual([
+        'audit',
+        'keys',
+        'ledgers',
+        'sqlite_sequence',
+        'usage',
+        'usage_batches',
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('refuses a file written by a newer schema version rather than misread it', () => {
+    const file = join(dir, 'newer', 'store.db');
+    mkdirSync(join(dir, 'newer'));
+    const db = new Database(file);
+    db.pragma('user_version = 3');
+    db.close();
+    expect(() => new SqliteStore(file)).toThrow('the store file has schema version 3; this gateway knows up to 2');
+  });
+
+  it('brings a version 1 file to version 2, keeping its usage', async () => {
+    const file = join(dir, 'v1', 'store.db');
+    const first = new SqliteStore(file);
+    const usage = row(today(), 'key_v1', '1', 'stats', { requests: 3 });
+    await first.addUsage([usage], batch());
+    await first.close();
+    const db = new Database(file);
+    db.exec('DROP TABLE usage_batches');
+    db.pragma('user_version = 1');
+    db.close();
+    const second = new SqliteStore(file);
+    cleanups.push(() => second.close());
+    expect(await second.usage({ from: today(), to: today() })).toEqual([usage]);
+    const again = batch();
+    await second.addUsage([usage], again);
+    await second.addUsage([usage], again);
+    expect((await second.usage({ from: today(), to: today() }))[0]?.requests).toBe(6);
+  });
+
+  it('calls the watcher after its own writes, never from inside them', async () => {
+    const store = new SqliteStore(':memory:');
+    cleanups.push(() => store.close());
+    const heard: string[] = [];
+    store.watchKeys(
+      (id) => heard.push(id),
+      () => expect.unreachable('SQLite never asks for a resync'),
+    );
+    const a = key();
+    const written = store.createKey(a);
+    expect(heard).toEqual([]); // the write has happened; its notice is queued
+    expect(await written).toBe(true);
+    await Promise.resolve();
+    expect(heard).toEqual([a.id]);
+  });
+});

@@ -1,0 +1,63 @@
+// The access line is built by hand (app/access-log.ts); it must be the line pino would write for
+// the same fields: same keys in the same order, same values, escaped the same way.
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { accessLog } from '../../src/app/access-log.js';
+import type { ApiKey } from '../../src/keys/ring.js';
+import { RequestContext } from '../../src/request/context.js';
+
+function pinoLine(fields: Record<string, unknown>): Record<string, unknown> {
+  let out = '';
+  const sink = new Writable({ write: (chunk: Buffer, _enc, done) => void ((out += chunk.toString()), done()) });
+  pino({ level: 'info' }, sink).info(fields, 'request');
+  // pino writes synchronously to a plain stream's write().
+  return JSON.parse(out) as Record<string, unknown>;
+}
+
+const built = (ctx: RequestContext, method: string, url: string, level = 'info') => {
+  const lines: string[] = [];
+  accessLog({ isLevelEnabled: (l: string) => (level === 'info' ? true : l !== 'info') }, (l) => void lines.push(l))(ctx, method, url);
+  return lines;
+};
+
+describe('the access line', () => {
+  it.each([
+    ['a cache hit', { cache: 'HIT' }, '/1/api/v2/addresses/0xab/token-balances?apikey=secret-key'],
+    ['a miss with its upstream', { cache: 'MISS', upstream: 'eth.blockscout.com', upstreamMs: 12.345 }, '/1/api/v2/blocks/1'],
+    ['a refusal before any route', { chainId: undefined, route: undefined, key: undefined }, '/x/"quoted"\\path/é\u2028?q'],
+  ])('%s is what pino writes for the same fields', (_what, over, url) => {
+    const ctx = Object.assign(new RequestContext('3f9c2a7d41b0e8c5-1', performance.now()), {
+      chainId: '1',
+      route: 'token-balances',
+      key: { name: 'acme "corp"' } as ApiKey,
+      status: 200,
+      ...over,
+    });
+    const [line] = built(ctx, 'GET', url);
+    expect(line?.endsWith('}\n')).toBe(true);
+    const mine = JSON.parse(line!) as Record<string, unknown>;
+    const q = url.indexOf('?');
+    const theirs = pinoLine({
+      reqId: ctx.id,
+      method: 'GET',
+      path: q === -1 ? url : url.slice(0, q),
+      status: ctx.status,
+      chain: ctx.chainId,
+      route: ctx.route,
+      key: ctx.key?.name,
+      cache: ctx.cache,
+      upstream: ctx.upstream,
+      upstreamMs: ctx.upstreamMs,
+      ms: mine.ms,
+    });
+    expect(Object.keys(mine)).toEqual(Object.keys(theirs));
+    expect({ ...mine, time: 0 }).toEqual({ ...theirs, time: 0 });
+    expect(typeof mine.time).toBe('number');
+    expect(JSON.stringify(mine)).not.toContain('secret-key');
+  });
+
+  it('is not written when the level is above info (a reload can raise it)', () => {
+    expect(built(new RequestContext('id', 0), 'GET', '/', 'warn')).toEqual([]);
+  });
+});
