@@ -3,12 +3,12 @@
 // `npx tsx bench/access-line.ts`. Alternated rounds, medians.
 import pino from 'pino';
 import { accessLog } from '../src/app/access-log.js';
-import { LogOutput } from '../src/observability/log-output.js';
+import { bufferSink, LogOutput } from '../src/observability/log-output.js';
 import type { ApiKey } from '../src/keys/ring.js';
 import { RequestContext } from '../src/request/context.js';
 
-const out = pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 });
-const log = pino({ level: 'info' }, out);
+// As app/resources.ts sets them up: pino's general path writes through the same LogOutput.
+const out = pino.destination({ dest: '/dev/null', sync: false, contentMode: 'buffer', minLength: 16 * 1024, maxWrite: 128 * 1024 });
 const ctx = Object.assign(new RequestContext('3f9c2a7d41b0e8c5-1', performance.now()), {
   chainId: '1',
   route: 'token-balances' as const,
@@ -17,7 +17,8 @@ const ctx = Object.assign(new RequestContext('3f9c2a7d41b0e8c5-1', performance.n
   cache: 'HIT' as const,
 });
 const url = '/1/api/v2/addresses/0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045/token-balances';
-const lines = new LogOutput(out, 4096);
+const lines = new LogOutput(bufferSink(out), 32 * 1024);
+const log = pino({ level: 'info' }, lines);
 const built = accessLog(log, lines.line);
 const viaPino = () => {
   const q = url.indexOf('?');
