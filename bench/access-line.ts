@@ -19,7 +19,7 @@ const ctx = Object.assign(new RequestContext('3f9c2a7d41b0e8c5-1', performance.n
 const url = '/1/api/v2/addresses/0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045/token-balances';
 const lines = new LogOutput(bufferSink(out), 32 * 1024);
 const log = pino({ level: 'info' }, lines);
-const built = accessLog(log, lines.line);
+const built = accessLog(log, lines);
 const viaPino = () => {
   const q = url.indexOf('?');
   log.info(

@@ -2,42 +2,82 @@
 // without its query (the query may carry `apikey`), status, chain, route, the key's name (never
 // the key), cache outcome, upstream and timings.
 //
-// The line is built here, in pino's own layout (level, time, pid, hostname, the fields, msg:
-// https://getpino.io/#/docs/api?id=logger), and written to the logger's destination as it is:
-// pino's general path (merging an object, serializers, hooks) cost a hit about 6 µs a line, a
-// fifth of a whole cache hit; this costs about one (bench/results/2026-11-23-access-log.md).
-// The destination buffers and writes in batches (app/resources.ts).
+// The line is written here, in pino's own layout (level, time, pid, hostname, the fields, msg:
+// https://getpino.io/#/docs/api?id=logger), straight into the log's batch buffer
+// (observability/log-output.ts): pino's general path (merging an object, serializers, hooks,
+// then a string) cost a hit several microseconds a line (bench/results/2026-11-23-access-log.md).
+// test/unit/access-log.test.ts holds it to the line pino writes for the same fields.
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { MAX_JSON_BYTES_PER_UNIT, MAX_NUMBER_BYTES, type LogOutput } from '../observability/log-output.js';
 import type { AccessLog } from '../request/finish.js';
 
-/** Needs JSON escaping: a quote, a backslash, a control character or anything past ASCII. */
-function needsEscape(s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c === 0x22 || c === 0x5c || c > 0x7e) return true;
-  }
-  return false;
-}
-/** A JSON string; most values (ids, paths, names) need no escaping, and skip JSON.stringify. */
-const quote = (s: string): string => (needsEscape(s) ? JSON.stringify(s) : `"${s}"`);
+/** The line's own names and punctuation, and its six numbers at their longest. */
+const FIXED_BYTES = 256 + 6 * MAX_NUMBER_BYTES;
 
-export function accessLog(log: Pick<Logger, 'isLevelEnabled'>, write: (line: string) => void): AccessLog {
-  // pino's level number for info, and the bindings it adds to every line.
-  const bindings = `,"pid":${process.pid},"hostname":${quote(hostname())}`;
+export function accessLog(log: Pick<Logger, 'isLevelEnabled'>, out: LogOutput): AccessLog {
+  const host = hostname();
+  // The line's start changes once a millisecond, not once a line: encoded once per millisecond.
+  let startAt = -1;
+  let start: Uint8Array = new Uint8Array(0);
   return (ctx, method, url) => {
     if (!log.isLevelEnabled('info')) return;
     const q = url.indexOf('?');
-    let line = `{"level":30,"time":${Date.now()}${bindings},"reqId":${quote(ctx.id)},"method":${quote(method)},"path":${quote(
-      q === -1 ? url : url.slice(0, q),
-    )},"status":${ctx.status}`;
+    const pathEnd = q === -1 ? url.length : q;
+    const { chainId, route, key, cache, upstream, upstreamMs } = ctx;
+    const keyName = key?.name;
+    const units =
+      host.length +
+      ctx.id.length +
+      method.length +
+      pathEnd +
+      (chainId?.length ?? 0) +
+      (route?.length ?? 0) +
+      (keyName?.length ?? 0) +
+      (cache?.length ?? 0) +
+      (upstream?.length ?? 0);
+    out.begin(FIXED_BYTES + MAX_JSON_BYTES_PER_UNIT * units);
+    const now = Date.now();
+    if (now !== startAt) {
+      start = Buffer.from(`{"level":30,"time":${now},"pid":${process.pid},"hostname":${JSON.stringify(host)},"reqId":`, 'utf8');
+      startAt = now;
+    }
+    out.bytes(start);
+    out.str(ctx.id);
+    out.ascii(',"method":');
+    out.str(method);
+    out.ascii(',"path":');
+    out.str(url, pathEnd);
+    out.ascii(',"status":');
+    out.int(ctx.status);
     // Absent facts are left out, as JSON.stringify (and so pino) leaves out undefined.
-    if (ctx.chainId !== undefined) line += `,"chain":${quote(ctx.chainId)}`;
-    if (ctx.route !== undefined) line += `,"route":${quote(ctx.route)}`;
-    if (ctx.key !== undefined) line += `,"key":${quote(ctx.key.name)}`;
-    if (ctx.cache !== undefined) line += `,"cache":${quote(ctx.cache)}`;
-    if (ctx.upstream !== undefined) line += `,"upstream":${quote(ctx.upstream)}`;
-    if (ctx.upstreamMs !== undefined) line += `,"upstreamMs":${ctx.upstreamMs}`;
-    write(`${line},"ms":${Math.round((performance.now() - ctx.startedAt) * 1000) / 1000},"msg":"request"}\n`);
+    if (chainId !== undefined) {
+      out.ascii(',"chain":');
+      out.str(chainId);
+    }
+    if (route !== undefined) {
+      out.ascii(',"route":');
+      out.str(route);
+    }
+    if (keyName !== undefined) {
+      out.ascii(',"key":');
+      out.str(keyName);
+    }
+    if (cache !== undefined) {
+      out.ascii(',"cache":');
+      out.str(cache);
+    }
+    if (upstream !== undefined) {
+      out.ascii(',"upstream":');
+      out.str(upstream);
+    }
+    if (upstreamMs !== undefined) {
+      out.ascii(',"upstreamMs":');
+      out.milli(upstreamMs);
+    }
+    out.ascii(',"ms":');
+    out.milli(Math.round((performance.now() - ctx.startedAt) * 1000) / 1000);
+    out.ascii(',"msg":"request"}\n');
+    out.end();
   };
 }

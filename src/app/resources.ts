@@ -68,13 +68,12 @@ export async function warnIfVolatile(redis: RedisClient, log: Pick<Logger, 'warn
 
 export class Resources {
   private readonly logDestination: ReturnType<typeof pino.destination> | undefined;
-  private readonly logOutput: LogOutput | undefined;
   private readonly logTimer: NodeJS.Timeout | undefined;
   readonly now: () => number;
   /** The gateway's logger; fastify itself runs without one (app/server.ts says why). */
   readonly log: Logger;
-  /** Writes a line, built elsewhere in pino's layout, where the logger writes (app/access-log.ts). */
-  readonly writeLogLine: (line: string) => void;
+  /** Where lines written in pino's layout elsewhere go, to the logger's destination (app/access-log.ts). */
+  readonly logOutput: LogOutput;
   readonly redis: RedisClient | undefined;
   readonly quotaStore: QuotaStore;
   readonly quota: QuotaStep;
@@ -106,7 +105,8 @@ export class Resources {
     if (deps.logStream) {
       const stream = deps.logStream;
       this.log = pino(options, stream);
-      this.writeLogLine = (line) => stream.write(line);
+      // One line at a time, as the stream's reader expects.
+      this.logOutput = new LogOutput({ write: (chunk) => stream.write(chunk.toString('utf8')) }, LOG_BUFFER_BYTES, true);
     } else {
       const out = pino.destination({
         dest: deps.logFile ?? 1,
@@ -128,7 +128,6 @@ export class Resources {
         }
       }, LOG_FLUSH_MS).unref();
       this.log = pino(options, lines);
-      this.writeLogLine = lines.line;
     }
     this.redis = config.redis && !deps.quotaStore ? createRedis(config.redis) : undefined;
     this.redis?.on('error', () => {
@@ -187,7 +186,7 @@ export class Resources {
 
   /** Writes every log line still waiting (synchronously: also from an exit handler). */
   flushLogs(): void {
-    this.logOutput?.drain();
+    this.logOutput.drain();
     const out = this.logDestination;
     if (!out) return;
     try {

@@ -43,7 +43,7 @@ export class GatewayStates {
     /** The configuration the process started with: `onError` and the restart-only sections are its. */
     private readonly started: Config,
   ) {
-    this.lines = accessLog(resources.log, resources.writeLogLine);
+    this.lines = accessLog(resources.log, resources.logOutput);
     this.current = this.make(started).state;
     // A run-time key created, changed or revoked (by any process) reaches the current ring.
     resources.applyKeyChange = (change) => {

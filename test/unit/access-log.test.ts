@@ -4,20 +4,22 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { accessLog } from '../../src/app/access-log.js';
+import { LogOutput } from '../../src/observability/log-output.js';
 import type { ApiKey } from '../../src/keys/ring.js';
 import { RequestContext } from '../../src/request/context.js';
 
-function pinoLine(fields: Record<string, unknown>): Record<string, unknown> {
+function pinoText(fields: Record<string, unknown>): string {
   let out = '';
   const sink = new Writable({ write: (chunk: Buffer, _enc, done) => void ((out += chunk.toString()), done()) });
   pino({ level: 'info' }, sink).info(fields, 'request');
   // pino writes synchronously to a plain stream's write().
-  return JSON.parse(out) as Record<string, unknown>;
+  return out;
 }
 
 const built = (ctx: RequestContext, method: string, url: string, level = 'info') => {
   const lines: string[] = [];
-  accessLog({ isLevelEnabled: (l: string) => (level === 'info' ? true : l !== 'info') }, (l) => void lines.push(l))(ctx, method, url);
+  const out = new LogOutput({ write: (chunk) => void lines.push(chunk.toString('utf8')) }, 4096, true);
+  accessLog({ isLevelEnabled: (l: string) => (level === 'info' ? true : l !== 'info') }, out)(ctx, method, url);
   return lines;
 };
 
@@ -26,6 +28,7 @@ describe('the access line', () => {
     ['a cache hit', { cache: 'HIT' }, '/1/api/v2/addresses/0xab/token-balances?apikey=secret-key'],
     ['a miss with its upstream', { cache: 'MISS', upstream: 'eth.blockscout.com', upstreamMs: 12.345 }, '/1/api/v2/blocks/1'],
     ['a refusal before any route', { chainId: undefined, route: undefined, key: undefined }, '/x/"quoted"\\path/é\u2028?q'],
+    ['control characters and a long path', { cache: 'STALE', upstreamMs: 0.05 }, `/1/api/v2/blocks/${'9'.repeat(3000)}\u0001\t😀`],
   ])('%s is what pino writes for the same fields', (_what, over, url) => {
     const ctx = Object.assign(new RequestContext('3f9c2a7d41b0e8c5-1', performance.now()), {
       chainId: '1',
@@ -38,7 +41,7 @@ describe('the access line', () => {
     expect(line?.endsWith('}\n')).toBe(true);
     const mine = JSON.parse(line!) as Record<string, unknown>;
     const q = url.indexOf('?');
-    const theirs = pinoLine({
+    const text = pinoText({
       reqId: ctx.id,
       method: 'GET',
       path: q === -1 ? url : url.slice(0, q),
@@ -51,6 +54,10 @@ describe('the access line', () => {
       upstreamMs: ctx.upstreamMs,
       ms: mine.ms,
     });
+    // Byte for byte, but for the time each was written at.
+    const at = /^\{"level":30,"time":\d+,/;
+    expect(line!.replace(at, '')).toBe(text.replace(at, ''));
+    const theirs = JSON.parse(text) as Record<string, unknown>;
     expect(Object.keys(mine)).toEqual(Object.keys(theirs));
     expect({ ...mine, time: 0 }).toEqual({ ...theirs, time: 0 });
     expect(typeof mine.time).toBe('number');

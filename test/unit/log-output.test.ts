@@ -1,6 +1,7 @@
-// Log lines on their way to the destination (observability/log-output.ts): batched access lines
-// and pino's own lines arrive in the order they were written, byte for byte in UTF-8, and a
-// batch is handed over only when the next line could not fit, or when drained.
+// Log lines on their way to the destination (observability/log-output.ts): access lines written
+// piece by piece are the bytes JSON would give, pino's own lines keep their place among them,
+// and a batch is handed over only when the next line might not fit, or when drained.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LogOutput } from '../../src/observability/log-output.js';
 
@@ -9,47 +10,121 @@ function sink() {
   return { chunks, write: (c: Buffer) => void chunks.push(Buffer.from(c)), text: () => Buffer.concat(chunks).toString('utf8') };
 }
 
+/** One value written alone, as text. */
+function written(write: (out: LogOutput) => void): string {
+  const out = sink();
+  const lines = new LogOutput(out, 64);
+  lines.begin(60_000);
+  write(lines);
+  lines.end();
+  lines.drain();
+  return out.text();
+}
+
 describe('LogOutput', () => {
-  it('keeps access lines until a batch would overflow, then hands the batch over whole', () => {
+  it('writes strings as JSON.stringify does, whatever they hold', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (s) => {
+        expect(written((o) => o.str(s))).toBe(JSON.stringify(s));
+      }),
+      { numRuns: 2000 },
+    );
+    expect(written((o) => o.str('/1/api?apikey=k', 6))).toBe('"/1/api"');
+    expect(written((o) => o.str('/é/x?q', 4))).toBe('"/é/x"');
+  });
+
+  it('writes integers and millisecond figures as JSON does', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), (n) => {
+        expect(written((o) => o.int(n))).toBe(JSON.stringify(n));
+      }),
+    );
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 1e9, noNaN: true }), (x) => {
+        const ms = Math.round(x * 1000) / 1000;
+        expect(written((o) => o.milli(ms))).toBe(JSON.stringify(ms));
+      }),
+      { numRuns: 5000 },
+    );
+    for (const ms of [0, 0.001, 0.05, 0.5, 1, 12.345, 1000.1, 86_400_000.999]) expect(written((o) => o.milli(ms))).toBe(JSON.stringify(ms));
+    // Not rounded to three decimals, negative, not finite: still what String() gives.
+    for (const x of [0.0001, 1 / 3, -1, Infinity]) expect(written((o) => o.milli(x))).toBe(String(x));
+    expect(written((o) => o.int(-5))).toBe('-5');
+  });
+
+  it('keeps lines until the next might not fit, then hands the batch over whole', () => {
     const out = sink();
-    const lines = new LogOutput(out, 80);
-    lines.line('a'.repeat(20) + '\n'); // 21 units: up to 63 bytes, 21 taken
+    const lines = new LogOutput(out, 100);
+    const line = (text: string) => {
+      lines.begin(text.length);
+      lines.ascii(text);
+      lines.end();
+    };
+    line('a'.repeat(59) + '\n');
     expect(out.chunks).toHaveLength(0);
-    lines.line('b'.repeat(20) + '\n'); // 21 + 63 > 80: the first is handed over first
-    expect(out.chunks.map(String)).toEqual(['a'.repeat(20) + '\n']);
+    line('b'.repeat(39) + '\n'); // 60 + 40 fits exactly
+    expect(out.chunks).toHaveLength(0);
+    line('c\n'); // does not: the first two are handed over first
+    expect(out.chunks.map(String)).toEqual(['a'.repeat(59) + '\n' + 'b'.repeat(39) + '\n']);
     lines.drain();
-    expect(out.text()).toBe('a'.repeat(20) + '\n' + 'b'.repeat(20) + '\n');
+    expect(out.chunks.map(String)[1]).toBe('c\n');
     lines.drain(); // nothing waiting: nothing written
     expect(out.chunks).toHaveLength(2);
+  });
+
+  it('gives a line longer than a batch a buffer of its own, and goes back to batches after it', () => {
+    const out = sink();
+    const lines = new LogOutput(out, 16);
+    lines.begin(8);
+    lines.ascii('short\n');
+    lines.end();
+    lines.begin(1000);
+    lines.str('x'.repeat(500));
+    lines.ascii('\n');
+    lines.end();
+    expect(out.chunks.map(String)).toEqual(['short\n', `"${'x'.repeat(500)}"\n`]);
+    lines.begin(8);
+    lines.ascii('after\n');
+    lines.end();
+    expect(out.chunks).toHaveLength(2);
+    lines.drain();
+    expect(out.text()).toBe(`short\n"${'x'.repeat(500)}"\nafter\n`);
   });
 
   it('writes pino lines after the access lines before them', () => {
     const out = sink();
     const lines = new LogOutput(out, 1024);
-    lines.line('1\n');
-    lines.line('2\n');
-    lines.write('pino\n');
-    lines.line('3\n');
+    const line = (text: string) => {
+      lines.begin(text.length);
+      lines.ascii(text);
+      lines.end();
+    };
+    line('1\n');
+    line('2\n');
+    lines.write('pino é\n');
+    line('3\n');
     lines.drain();
-    expect(out.text()).toBe('1\n2\npino\n3\n');
+    expect(out.text()).toBe('1\n2\npino é\n3\n');
   });
 
-  it('encodes any text as UTF-8, including lines longer than a batch', () => {
-    const out = sink();
-    const lines = new LogOutput(out, 64);
-    const texts = ['{"path":"/é/ü"}\n', '{"k":"\u2028 😀"}\n', `{"long":"${'x😀'.repeat(40)}"}\n`, 'plain\n'];
-    for (const t of texts) lines.line(t);
-    lines.drain();
-    expect(out.text()).toBe(texts.join(''));
-  });
-
-  it('hands over a batch the destination may keep: the next batch does not overwrite it', () => {
+  it('hands over batches the destination may keep: the next batch does not overwrite them', () => {
     const kept: Buffer[] = [];
     const lines = new LogOutput({ write: (c) => void kept.push(c) }, 32);
-    lines.line('first\n');
-    lines.drain();
-    lines.line('second\n');
-    lines.drain();
+    for (const text of ['first\n', 'second\n']) {
+      lines.begin(text.length);
+      lines.ascii(text);
+      lines.end();
+      lines.drain();
+    }
     expect(kept.map(String)).toEqual(['first\n', 'second\n']);
+  });
+
+  it('hands every line over at once when eager', () => {
+    const out = sink();
+    const lines = new LogOutput(out, 1024, true);
+    lines.begin(3);
+    lines.ascii('1\n');
+    lines.end();
+    expect(out.chunks.map(String)).toEqual(['1\n']);
   });
 });
