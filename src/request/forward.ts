@@ -2,6 +2,7 @@
 // pass before anyone is given it or it is kept, and the failure reported once per fetch
 // (metrics, a throttled warning), not once per coalesced waiter.
 import { H_REQUEST_ID, H_SCAM } from '../http/headers.js';
+import { isJson } from '../http/json-check.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ThrottledWarnings } from '../observability/throttled-log.js';
 import type { UpstreamAnswer } from '../upstream/client.js';
@@ -14,7 +15,8 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 /**
  * Why an answer must not be passed on, or undefined when it may be. Every route that is read
- * whole is JSON in Blockscout's documents (spec/), so a 2xx must be JSON that parses: an HTML
+ * whole is JSON in Blockscout's documents (spec/), so a 2xx must be JSON that parses (isJson,
+ * JSON.parse's verdict without building anything): an HTML
  * page or a truncated body from a broken explorer or a proxy in front of it is a 502, never an
  * entry served to everyone. A 5xx or a 3xx is a 502 too; a 4xx is Blockscout's own answer to
  * the request (404, 422) and passes as it is.
@@ -25,11 +27,7 @@ export function answerProblem(answer: Pick<UpstreamAnswer, 'status' | 'headers' 
   if (status < 200 || status >= 300 || status === 204) return undefined;
   const type = answer.headers['content-type'];
   if (typeof type !== 'string' || !JSON_TYPE.test(type)) return new UpstreamInvalidBody(`a ${status} answer of type ${String(type)}`);
-  try {
-    JSON.parse(answer.body.toString('utf8'));
-  } catch {
-    return new UpstreamInvalidBody(`a ${status} answer whose body is not JSON`);
-  }
+  if (!isJson(answer.body)) return new UpstreamInvalidBody(`a ${status} answer whose body is not JSON`);
   return undefined;
 }
 
