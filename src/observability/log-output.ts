@@ -32,6 +32,9 @@ const SMALL = 1e9;
 export class LogOutput {
   private batch: Buffer;
   private used = 0;
+  /** Writers that hold lines back (app/access-log.ts keeps a turn's lines until its end). */
+  private readonly holders: (() => void)[] = [];
+  private releasing = false;
 
   /**
    * @param batchBytes a batch is handed over when the next line might not fit in it
@@ -40,7 +43,7 @@ export class LogOutput {
   constructor(
     private readonly out: BufferSink,
     private readonly batchBytes: number,
-    private readonly eager = false,
+    readonly eager = false,
   ) {
     this.batch = Buffer.allocUnsafe(batchBytes);
   }
@@ -51,13 +54,18 @@ export class LogOutput {
    */
   begin(maxBytes: number): void {
     if (this.used + maxBytes <= this.batch.length) return;
-    this.drain();
+    this.handOver();
     if (maxBytes > this.batch.length) this.batch = Buffer.allocUnsafe(maxBytes);
   }
 
   /** Ends a line begun with begin(). */
   end(): void {
-    if (this.eager || this.batch.length > this.batchBytes) this.drain();
+    if (this.eager || this.batch.length > this.batchBytes) this.handOver();
+  }
+
+  /** `release` writes the lines a writer holds back; drain() calls it first, so none is left behind. */
+  holdsLines(release: () => void): void {
+    this.holders.push(release);
   }
 
   /** Text known to be printable ASCII with nothing to escape (the line's own names). */
@@ -150,8 +158,21 @@ export class LogOutput {
     return true;
   }
 
-  /** Hands what is batched to the destination, which keeps it until written: a new batch starts. */
+  /** Has every line held back written, then hands what is batched to the destination. */
   drain(): void {
+    if (!this.releasing) {
+      this.releasing = true;
+      try {
+        for (const release of this.holders) release();
+      } finally {
+        this.releasing = false;
+      }
+    }
+    this.handOver();
+  }
+
+  /** Hands what is batched to the destination, which keeps it until written: a new batch starts. */
+  private handOver(): void {
     if (this.used === 0) return;
     const full = this.batch.subarray(0, this.used);
     this.batch = Buffer.allocUnsafe(this.batchBytes);

@@ -29,6 +29,8 @@ export class RequestContext {
   status = 0;
   /** finish() has run. */
   finished = false;
+  /** performance.now() when finish() ran, for the access line's `ms`; 0 when no line wants it. */
+  finishedAt = 0;
 
   constructor(
     /** The request id (x-request-id). */

@@ -64,6 +64,45 @@ describe('the access line', () => {
     expect(JSON.stringify(mine)).not.toContain('secret-key');
   });
 
+  it("holds a turn's lines until the turn ends, and drain() (shutdown, a pino line) writes them first", async () => {
+    const chunks: string[] = [];
+    const out = new LogOutput({ write: (c) => void chunks.push(c.toString('utf8')) }, 4096);
+    const line = accessLog({ isLevelEnabled: () => true }, out);
+    const ctx = (id: string) => Object.assign(new RequestContext(id, performance.now()), { status: 200 });
+    line(ctx('a'), 'GET', '/1/api/v2/blocks/1');
+    line(ctx('b'), 'GET', '/1/api/v2/blocks/2');
+    expect(chunks).toEqual([]);
+    // A pino line comes after the access lines held before it.
+    out.write('{"msg":"from pino"}\n');
+    const text = () => chunks.join('');
+    expect(
+      text()
+        .split('\n')
+        .map((l) => (l === '' ? '' : ((JSON.parse(l) as { reqId?: string; msg: string }).reqId ?? 'pino'))),
+    ).toEqual(['a', 'b', 'pino', '']);
+    // At the turn's end, the turn's lines go to the batch (handed over by the next drain or a full batch).
+    line(ctx('c'), 'GET', '/1/api/v2/blocks/3');
+    await new Promise((r) => setImmediate(r));
+    expect(text()).not.toContain('"reqId":"c"');
+    out.drain();
+    expect(text()).toContain('"reqId":"c"');
+    // Each line once.
+    out.drain();
+    expect(text().match(/"msg":"request"/g)).toHaveLength(3);
+  });
+
+  it('measures a request up to finish(), not up to when its line is written', async () => {
+    const chunks: string[] = [];
+    const out = new LogOutput({ write: (c) => void chunks.push(c.toString('utf8')) }, 4096);
+    const started = performance.now();
+    accessLog({ isLevelEnabled: () => true }, out)(Object.assign(new RequestContext('m', started), { status: 200 }), 'GET', '/');
+    const finishedBy = performance.now() - started;
+    await new Promise((r) => setTimeout(r, 30));
+    out.drain();
+    const { ms } = JSON.parse(chunks.join('')) as { ms: number };
+    expect(ms).toBeLessThanOrEqual(Math.ceil(finishedBy * 1000) / 1000);
+  });
+
   it('is not written when the level is above info (a reload can raise it)', () => {
     expect(built(new RequestContext('id', 0), 'GET', '/', 'warn')).toEqual([]);
   });
