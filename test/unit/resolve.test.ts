@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseQuery, resolve, type Resolution, type Route } from '../../src/routes/resolve.js';
-import { Resolver } from '../../src/routes/resolver.js';
+import { Resolver, SeenOnce } from '../../src/routes/resolver.js';
 import { cacheSchema, costsSchema } from '../../src/config/schema.js';
 
 const chains = new Set(['1', '100']);
@@ -183,13 +184,55 @@ describe('parseQuery', () => {
 });
 
 describe('Resolver memo', () => {
-  it('resolves a repeated URL once', () => {
-    const config = { costs: costsSchema.parse({ routes: { 'token-balances': 7 } }), cache: cacheSchema.parse({}) };
+  const config = { costs: costsSchema.parse({ routes: { 'token-balances': 7 } }), cache: cacheSchema.parse({}) };
+
+  it('memoises a URL from its second request on, with the same answer as the first', () => {
     const r = new Resolver(chains, config);
     const url = `/1/api/v2/addresses/${A}/token-balances`;
-    expect(r.resolve(url)).toBe(r.resolve(url));
-    expect(r.resolve(url)).toMatchObject({ cost: 7, ttlSeconds: 15, cacheKey: `1 /api/v2/addresses/${a}/token-balances ` });
+    const first = r.resolve(url);
+    const second = r.resolve(url);
+    expect(second).not.toBe(first);
+    expect(second).toEqual(first);
+    expect(r.resolve(url)).toBe(second);
+    expect(second).toMatchObject({ cost: 7, ttlSeconds: 15, cacheKey: `1 /api/v2/addresses/${a}/token-balances ` });
     expect(r.resolve(`${url}?x=1`)).toMatchObject({ cost: 0, cacheKey: '' });
+  });
+
+  it('keeps nothing for URLs requested once (misses, each a new address)', () => {
+    const url = (i: number) => `/1/api/v2/addresses/0x${i.toString(16).padStart(40, '0')}/token-balances`;
+    const fresh = new Resolver(chains, config);
+    // Memoised at the first request: only the doorkeeper's false positives (below 2 %).
+    let kept = 0;
+    for (let i = 0; i < 1000; i++) {
+      const once = fresh.resolve(url(i));
+      if (fresh.resolve(url(i)) === once) kept++;
+    }
+    expect(kept).toBeLessThan(20);
+  });
+});
+
+describe('SeenOnce (the memo doorkeeper)', () => {
+  it('says no the first time and yes the second, for any string', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.string({ maxLength: 60 }), { maxLength: 200 }), (strings) => {
+        const d = new SeenOnce();
+        for (const s of strings) d.seen(s);
+        expect(strings.every((s) => d.seen(s))).toBe(true);
+      }),
+    );
+  });
+
+  it('keeps false positives below 2 % up to its clearing, and forgets after it', () => {
+    const d = new SeenOnce(12); // 4,096 bits, cleared after 256 additions
+    let falsePositives = 0;
+    for (let i = 0; i < 256; i++) if (d.seen(`/1/api/v2/blocks/${i}`)) falsePositives++;
+    expect(falsePositives).toBeLessThanOrEqual(5);
+    const probes = 10_000;
+    let yes = 0;
+    for (let i = 0; i < probes; i++) if (d.seen(`/other/${i}`)) yes++;
+    // Strings never added: yes only by a false positive (the bits are cleared every 256 additions).
+    expect(yes / probes).toBeLessThan(0.02);
+    expect(d.seen('/1/api/v2/blocks/0')).toBe(false);
   });
 });
 
