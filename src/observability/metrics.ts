@@ -3,10 +3,11 @@
 // a raw key or a path. What is counted on every request (requests, credits) is kept in plain
 // integers and handed to prom-client at scrape time (collect), so the hot path does a few Map
 // lookups and an addition; cache and quota-store counts live in their own objects likewise.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CacheCounters } from '../cache/response-cache.js';
 import type { ConnectionStats } from '../http/connections.js';
 import type { UpstreamErrorKind } from '../upstream/failures.js';
+import { ScrapeHistogram } from './histogram.js';
 
 export interface MetricSources {
   cache: () => CacheCounters & { bytes: number; entries: number };
@@ -20,9 +21,9 @@ export class Metrics {
   private readonly requestCounts = new Map<string, Map<string, Map<number, number>>>();
   /** key name -> credits spent. */
   private readonly creditCounts = new Map<string, number>();
-  private readonly upstreamSeconds: Histogram<'chain' | 'upstream'>;
-  /** Histogram children bound once per chain and upstream (both from the config). */
-  private readonly upstreamChildren = new Map<string, Histogram.Internal<'chain' | 'upstream'>>();
+  private readonly upstreamSeconds: ScrapeHistogram<'chain' | 'upstream'>;
+  /** Observers bound once per chain and upstream (both from the config). */
+  private readonly upstreamObservers = new Map<string, (seconds: number) => void>();
   private readonly upstreamErrors: Counter<'chain' | 'kind'>;
   private readonly refusals: Counter<'plan' | 'reason'>;
 
@@ -44,13 +45,12 @@ export class Metrics {
         }
       },
     });
-    this.upstreamSeconds = new Histogram({
-      name: 'egw_upstream_request_duration_seconds',
-      help: 'Upstream request time, by chain and upstream (its host and port, never its credentials)',
-      labelNames: ['chain', 'upstream'],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    this.upstreamSeconds = new ScrapeHistogram(
+      'egw_upstream_request_duration_seconds',
+      'Upstream request time, by chain and upstream (its host and port, never its credentials)',
+      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
-    });
+    );
     this.upstreamErrors = new Counter({
       name: 'egw_upstream_errors_total',
       help: 'Upstream failures, by chain and kind (timeout, unreachable, status_5xx, redirect, invalid_body, reset, too_large, error)',
@@ -170,9 +170,9 @@ export class Metrics {
 
   upstream(chain: string, upstream: string, seconds: number): void {
     const id = `${chain} ${upstream}`;
-    let child = this.upstreamChildren.get(id);
-    if (!child) this.upstreamChildren.set(id, (child = this.upstreamSeconds.labels(chain, upstream)));
-    child.observe(seconds);
+    let observe = this.upstreamObservers.get(id);
+    if (!observe) this.upstreamObservers.set(id, (observe = this.upstreamSeconds.observer({ chain, upstream })));
+    observe(seconds);
   }
 
   upstreamError(chain: string, kind: UpstreamErrorKind): void {
