@@ -22,7 +22,7 @@ export function accessLog(log: Pick<Logger, 'isLevelEnabled'>, out: LogOutput): 
   let startAt = -1;
   let start: Uint8Array = new Uint8Array(0);
   // The lines of an event-loop turn are written at its end (setImmediate), after the turn's
-  // answers: 0.85-0.89 of an unlogged hit instead of 0.81-0.83 (bench/results/2026-11-23-access-log.md).
+  // answers: a median 0.87 of an unlogged hit instead of 0.78 (bench/results/2026-11-23-access-log.md).
   // A line's `time` is when it is written, in the same turn; its `ms` ends at finish().
   const held: (RequestContext | string)[] = [];
   let scheduled = false;
