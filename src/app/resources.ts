@@ -3,6 +3,7 @@
 // quota store and step, the shared cache tier, the in-process cache, usage counting and the
 // metrics registry. Made once at start; `redis`, `storage`, `usage`, `admin`, `metrics` and
 // `health` changes need a restart.
+import cluster from 'node:cluster';
 import { pino, type Logger } from 'pino';
 import { RedisCacheTier } from '../cache/redis-tier.js';
 import { ResponseCache } from '../cache/response-cache.js';
@@ -30,6 +31,8 @@ export interface ServerDeps {
   logStream?: { write(line: string): void };
   /** A file log lines go to instead of stdout, buffered as stdout's are (benchmarks: /dev/null). */
   logFile?: string;
+  /** Whether other processes write to the same stdout; default: whether this is a cluster worker. */
+  sharedStdout?: boolean;
 }
 
 /**
@@ -37,6 +40,13 @@ export interface ServerDeps {
  * libuv's thread pool, which shares the gateway's core: one per ~150 access lines, not per 20).
  */
 const LOG_BUFFER_BYTES = 32 * 1024;
+/**
+ * Cluster workers share the primary's stdout. A pipe keeps a write whole only up to PIPE_BUF
+ * bytes (4,096 on Linux, pipe(7)); larger writes of two processes may interleave, so a worker
+ * writes at most that much at once. (Not reproduced here: test/integration/worker-log-lines.test.ts
+ * fills the pipe with two workers writing and finds every line whole either way.)
+ */
+export const PIPE_BUF = 4096;
 /** What sonic-boom writes at once, at most (its default is 16 KiB, below one batch). */
 const LOG_MAX_WRITE_BYTES = 4 * LOG_BUFFER_BYTES;
 /** ... and at least this often, however few. */
@@ -74,6 +84,8 @@ export class Resources {
   readonly log: Logger;
   /** Where lines written in pino's layout elsewhere go, to the logger's destination (app/access-log.ts). */
   readonly logOutput: LogOutput;
+  /** How many bytes of lines are written at once: PIPE_BUF in a cluster worker. */
+  readonly logBatchBytes: number;
   readonly redis: RedisClient | undefined;
   readonly quotaStore: QuotaStore;
   readonly quota: QuotaStep;
@@ -102,21 +114,24 @@ export class Resources {
     // Lines go out in batches of 32 KiB or once a second, not one write(2) per line (what made a
     // request line cost a quarter of a hit: bench/results/2026-11-22-logging.md), and every line
     // still reaches stdout when the gateway closes (flushLogs, from close() and the CLI's exits).
+    this.logBatchBytes = (deps.sharedStdout ?? cluster.isWorker) ? PIPE_BUF : LOG_BUFFER_BYTES;
     if (deps.logStream) {
       const stream = deps.logStream;
       this.log = pino(options, stream);
       // One line at a time, as the stream's reader expects.
       this.logOutput = new LogOutput({ write: (chunk) => stream.write(chunk.toString('utf8')) }, LOG_BUFFER_BYTES, true);
     } else {
+      const batch = this.logBatchBytes;
       const out = pino.destination({
         dest: deps.logFile ?? 1,
         sync: false,
         contentMode: 'buffer',
-        // A batch a little short of LOG_BUFFER_BYTES is written at once.
-        minLength: LOG_BUFFER_BYTES / 2,
-        maxWrite: LOG_MAX_WRITE_BYTES,
+        // A batch a little short of `batch` is written at once, and never merged with the next
+        // beyond `maxWrite` (sonic-boom writes a group of batches in one write(2)).
+        minLength: batch / 2,
+        maxWrite: batch === PIPE_BUF ? PIPE_BUF : LOG_MAX_WRITE_BYTES,
       });
-      const lines = new LogOutput(bufferSink(out), LOG_BUFFER_BYTES);
+      const lines = new LogOutput(bufferSink(out), batch);
       this.logDestination = out;
       this.logOutput = lines;
       this.logTimer = setInterval(() => {
