@@ -63,6 +63,17 @@ export function isPassableResponseHeader(name: string, connectionTokens: Readonl
 
 export const NO_TOKENS: ReadonlySet<string> = new Set();
 
+/** The headers of an upstream answer that may reach the client (isPassableResponseHeader). */
+export function passableHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const tokens = connectionTokens(raw.connection);
+  const out: Record<string, string | string[]> = {};
+  for (const name in raw) {
+    const value = raw[name];
+    if (value !== undefined && isPassableResponseHeader(name, tokens)) out[name] = value;
+  }
+  return out;
+}
+
 export function connectionTokens(value: string | string[] | undefined): ReadonlySet<string> {
   // Keep-alive connections name only themselves: no set to build for the usual answer.
   if (value === undefined || value === 'keep-alive' || value === 'close') return NO_TOKENS;

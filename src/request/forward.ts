@@ -13,6 +13,11 @@ export const USER_AGENT = 'explorer-gateway/0.1 (+https://github.com/blockscout)
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
+/** A 5xx or a 3xx is never passed on, streamed (request/stream.ts) or read whole. */
+export function statusProblem(status: number): UpstreamStatus | undefined {
+  return status >= 500 || (status >= 300 && status < 400) ? new UpstreamStatus(status) : undefined;
+}
+
 /**
  * Why an answer must not be passed on, or undefined when it may be. Every route that is read
  * whole is JSON in Blockscout's documents (spec/), so a 2xx must be JSON that parses (isJson,
@@ -23,7 +28,8 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
  */
 export function answerProblem(answer: Pick<UpstreamAnswer, 'status' | 'headers' | 'body'>): Error | undefined {
   const { status } = answer;
-  if (status >= 500 || (status >= 300 && status < 400)) return new UpstreamStatus(status);
+  const problem = statusProblem(status);
+  if (problem !== undefined) return problem;
   if (status < 200 || status >= 300 || status === 204) return undefined;
   const type = answer.headers['content-type'];
   if (typeof type !== 'string' || !JSON_TYPE.test(type)) return new UpstreamInvalidBody(`a ${status} answer of type ${String(type)}`);

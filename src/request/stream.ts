@@ -6,11 +6,11 @@
 // it comes, and the gateway's own request id and quota headers.
 import type {} from '@fastify/reply-from'; // reply.from()
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { connectionTokens, H_REQUEST_ID, H_SCAM, isPassableResponseHeader } from '../http/headers.js';
+import { H_REQUEST_ID, H_SCAM, passableHeaders } from '../http/headers.js';
 import { quotaHeaders, sendError } from '../http/respond.js';
-import { classify, UpstreamFailure, UpstreamStatus } from '../upstream/failures.js';
+import { classify, UpstreamFailure } from '../upstream/failures.js';
 import type { RequestContext } from './context.js';
-import { reportFailure, USER_AGENT } from './forward.js';
+import { reportFailure, statusProblem, USER_AGENT } from './forward.js';
 import type { Chain, GatewayState } from './state.js';
 
 /** Settles when the answer has been sent (or the client went away), so that finish() runs then. */
@@ -63,12 +63,7 @@ export function stream(
         return own;
       },
       rewriteHeaders: (headers) => {
-        const tokens = connectionTokens(headers.connection);
-        const out: Record<string, string | string[]> = {};
-        for (const name in headers) {
-          const value = headers[name];
-          if (value !== undefined && isPassableResponseHeader(name, tokens)) out[name] = value;
-        }
+        const out = passableHeaders(headers);
         out[H_REQUEST_ID] = ctx.id;
         Object.assign(out, quotaHeaders(ctx, 200));
         return out;
@@ -76,10 +71,10 @@ export function stream(
       onResponse: (_req, _reply, res) => {
         chain.upstreams.reportConnect(name, true);
         state.metrics.upstream(chain.id, name, elapsed() / 1000);
-        if (res.statusCode >= 500 || (res.statusCode >= 300 && res.statusCode < 400)) {
-          // A 5xx or a 3xx is not passed on (its body and Location neither): 502, refunded by finish().
+        const status = statusProblem(res.statusCode);
+        if (status !== undefined) {
+          // Not passed on (its body and Location neither): 502, refunded by finish().
           res.stream.resume();
-          const status = new UpstreamStatus(res.statusCode);
           failed(new UpstreamFailure(classify(status), { cause: status, upstream: name }));
           return;
         }

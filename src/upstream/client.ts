@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import { Pool, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChainConfig } from '../config/schema.js';
-import { connectionTokens, isPassableResponseHeader } from '../http/headers.js';
+import { passableHeaders } from '../http/headers.js';
 import { classify, DeadlinePassed, UpstreamFailure } from './failures.js';
 
 /** An upstream that refused a connection is tried last for this long. */
@@ -208,12 +208,7 @@ export class ChainUpstreams {
           },
           onResponseEnd() {
             deadline.attempt = undefined;
-            const tokens = connectionTokens(raw.connection);
-            const headers: Record<string, string | string[]> = {};
-            for (const name in raw) {
-              const value = raw[name];
-              if (value !== undefined && isPassableResponseHeader(name, tokens)) headers[name] = value;
-            }
+            const headers = passableHeaders(raw);
             const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
             resolve({ status, headers, body, upstream: target.name, ms: 0 });
           },
