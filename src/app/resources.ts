@@ -31,8 +31,6 @@ export interface ServerDeps {
   logStream?: { write(line: string): void };
   /** A file log lines go to instead of stdout, buffered as stdout's are (benchmarks: /dev/null). */
   logFile?: string;
-  /** Whether other processes write to the same stdout; default: whether this is a cluster worker. */
-  sharedStdout?: boolean;
 }
 
 /**
@@ -49,6 +47,16 @@ const LOG_BUFFER_BYTES = 32 * 1024;
 export const PIPE_BUF = 4096;
 /** What sonic-boom writes at once, at most (its default is 16 KiB, below one batch). */
 const LOG_MAX_WRITE_BYTES = 4 * LOG_BUFFER_BYTES;
+
+/**
+ * How access lines are batched (LogOutput) and written (sonic-boom): `batch` bytes of lines are
+ * handed over at once; sonic-boom writes once `minLength` bytes wait, at most `maxWrite` in one
+ * write(2) (it merges batches up to that). With `sharedStdout`, no write exceeds PIPE_BUF.
+ */
+export function logWriteSizes(sharedStdout: boolean): { batch: number; minLength: number; maxWrite: number } {
+  const batch = sharedStdout ? PIPE_BUF : LOG_BUFFER_BYTES;
+  return { batch, minLength: batch / 2, maxWrite: sharedStdout ? PIPE_BUF : LOG_MAX_WRITE_BYTES };
+}
 /** ... and at least this often, however few. */
 const LOG_FLUSH_MS = 1_000;
 
@@ -84,8 +92,6 @@ export class Resources {
   readonly log: Logger;
   /** Where lines written in pino's layout elsewhere go, to the logger's destination (app/access-log.ts). */
   readonly logOutput: LogOutput;
-  /** How many bytes of lines are written at once: PIPE_BUF in a cluster worker. */
-  readonly logBatchBytes: number;
   readonly redis: RedisClient | undefined;
   readonly quotaStore: QuotaStore;
   readonly quota: QuotaStep;
@@ -114,23 +120,14 @@ export class Resources {
     // Lines go out in batches of 32 KiB or once a second, not one write(2) per line (what made a
     // request line cost a quarter of a hit: bench/results/2026-11-22-logging.md), and every line
     // still reaches stdout when the gateway closes (flushLogs, from close() and the CLI's exits).
-    this.logBatchBytes = (deps.sharedStdout ?? cluster.isWorker) ? PIPE_BUF : LOG_BUFFER_BYTES;
     if (deps.logStream) {
       const stream = deps.logStream;
       this.log = pino(options, stream);
       // One line at a time, as the stream's reader expects.
       this.logOutput = new LogOutput({ write: (chunk) => stream.write(chunk.toString('utf8')) }, LOG_BUFFER_BYTES, true);
     } else {
-      const batch = this.logBatchBytes;
-      const out = pino.destination({
-        dest: deps.logFile ?? 1,
-        sync: false,
-        contentMode: 'buffer',
-        // A batch a little short of `batch` is written at once, and never merged with the next
-        // beyond `maxWrite` (sonic-boom writes a group of batches in one write(2)).
-        minLength: batch / 2,
-        maxWrite: batch === PIPE_BUF ? PIPE_BUF : LOG_MAX_WRITE_BYTES,
-      });
+      const { batch, minLength, maxWrite } = logWriteSizes(cluster.isWorker);
+      const out = pino.destination({ dest: deps.logFile ?? 1, sync: false, contentMode: 'buffer', minLength, maxWrite });
       const lines = new LogOutput(bufferSink(out), batch);
       this.logDestination = out;
       this.logOutput = lines;
