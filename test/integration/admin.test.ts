@@ -264,7 +264,7 @@ describe.each(['sqlite', 'redis'] as const)('the admin API (%s store)', (kind) =
     expect((await admin.get<KeyView>(`/keys/${k.id}`)).body.credits).toMatchObject({ topup: 0 });
   });
 
-  it('refuses a wrong token or none with 401, and an address that keeps failing for a while', async () => {
+  it('refuses a wrong token or none with 401, and lists the plans to the right one', async () => {
     const wrong = adminClient(() => gw.app.gateway.adminUrl()!, 'not-the-admin-token-at-all');
     const res = await wrong.get('/keys');
     expect(res).toEqual({ status: 401, body: { message: 'Invalid admin token' } });
@@ -307,6 +307,26 @@ describe.each(['sqlite', 'redis'] as const)('the admin API (%s store)', (kind) =
           expect(dump ?? '').not.toContain(k.key);
         }
       } while (cursor !== '0');
+    }
+  });
+});
+
+describe('admin API lockout', () => {
+  it('refuses an address that failed to authenticate more than ten times in a minute, even with the right token', async () => {
+    const gw = await startGateway(makeConfig([explorer.url], { admin: { token: ADMIN_TOKEN, host: '127.0.0.1', port: 0 } }));
+    try {
+      const admin = adminClient(() => gw.app.gateway.adminUrl()!);
+      const wrong = adminClient(() => gw.app.gateway.adminUrl()!, 'not-the-admin-token-at-all');
+      expect((await admin.get('/plans')).status).toBe(200);
+      for (let i = 0; i < 11; i++) expect((await wrong.get('/keys')).status).toBe(401);
+      const locked = await fetch(`${gw.app.gateway.adminUrl()}/plans`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      expect(locked.status).toBe(429);
+      const retryAfter = Number(locked.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(300);
+      expect(await locked.json()).toEqual({ message: 'Too many failed admin authentications from this address; try again later' });
+    } finally {
+      await gw.close();
     }
   });
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryQuotaStore } from '../../src/quota/memory.js';
 import type { Period } from '../../src/quota/period.js';
 import type { Balance, QuotaDecision, QuotaQuery, QuotaStore, Refund } from '../../src/quota/types.js';
+import { startFixtureExplorer } from '../../fixture/explorer.js';
 import { useFixtureExplorer } from '../support/explorer.js';
 import { ADDRESS, makeConfig, startGateway } from '../support/gateway.js';
 import { until } from '../support/wait.js';
@@ -41,20 +42,28 @@ const fixture = useFixtureExplorer();
 describe('reload with requests in flight', () => {
   it('a request that started before a chain changed still reaches its upstream', async () => {
     const config = makeConfig([fixture().url]);
+    const moved = await startFixtureExplorer();
     const store = new GatedStore();
     const gw = await startGateway(config, { quotaStore: store });
     try {
       const inflight = gw.get(`/1/api/v2/addresses/${ADDRESS}/token-balances`);
       await until(() => store.waiting === 1, 'the request to wait on its quota decision');
-      const changed = makeConfig([fixture().url], { chains: { '1': { name: 'Ethereum', upstreams: [fixture().url], timeoutMs: 3_000 } } });
+      // The chain moves to another explorer while the request waits.
+      const before = fixture().hits();
+      const changed = makeConfig([moved.url]);
       expect(gw.app.gateway.reload(changed)).toEqual([]);
       store.open();
       const res = await inflight;
       expect(res.status).toBe(200);
-      // And the new configuration serves the next one.
+      // It went where its chain was when it started, through the retired pool ...
+      expect(fixture().hits()).toBe(before + 1);
+      expect(moved.hits()).toBe(0);
+      // ... and the new configuration serves the next one.
       expect((await gw.get(`/1/api/v2/addresses/${ADDRESS}/token-balances`)).status).toBe(200);
+      expect(moved.hits()).toBe(1);
     } finally {
       await gw.close();
+      await moved.close();
     }
   });
 
