@@ -8,6 +8,7 @@ import type { Balance, QuotaDecision, QuotaQuery, QuotaStore, Refund } from '../
 import { useFixtureExplorer } from '../support/explorer.js';
 import { ADDRESS, makeConfig, startGateway } from '../support/gateway.js';
 import { parsePrometheus, valueOf } from '../support/prometheus.js';
+import { until } from '../support/wait.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
 const fixture = useFixtureExplorer();
@@ -16,6 +17,7 @@ const fixture = useFixtureExplorer();
 class BrokenStore implements QuotaStore {
   readonly kind = 'memory';
   private readonly inner = new MemoryQuotaStore();
+  readonly refunds: Refund[] = [];
   constructor(private readonly later: boolean) {}
   decide(q: QuotaQuery): QuotaDecision | Promise<QuotaDecision> {
     const real = this.inner.decide(q);
@@ -28,6 +30,7 @@ class BrokenStore implements QuotaStore {
     return this.later ? Promise.resolve(broken) : broken;
   }
   refund(r: Refund): Promise<void> {
+    this.refunds.push(r);
     return this.inner.refund(r);
   }
   topUp(account: string, amount: number): Promise<number> {
@@ -45,10 +48,11 @@ describe.each([
   ['at once', false],
   ['after the store answered', true],
 ])('an unexpected error %s', (_when, later) => {
-  it('is a 500 with the gateway body, logged and counted', async () => {
+  it('is a 500 with the gateway body, logged, counted and refunded', async () => {
     const lines: string[] = [];
+    const store = new BrokenStore(later);
     const gw = await startGateway(makeConfig([fixture().url], { log: { level: 'error', requests: false } }), {
-      quotaStore: new BrokenStore(later),
+      quotaStore: store,
       logStream: { write: (l: string) => void lines.push(l) },
     });
     try {
@@ -62,6 +66,13 @@ describe.each([
       const metrics = parsePrometheus(await (await gw.ops('/metrics')).text());
       expect(valueOf(metrics, 'egw_requests_total', { status: '500', route: 'token-balances' })).toBe(1);
       expect(fixture().hits()).toBe(0);
+      // The credits the decision took are all given back.
+      await until(() => store.refunds.length > 0, 'the refund');
+      expect(store.refunds).toHaveLength(1);
+      const { account, periodId, amount } = store.refunds[0]!;
+      expect(amount).toBeGreaterThan(0);
+      const balance = await store.balance(account, 'daily', Date.now());
+      if (balance.periodId === periodId) expect(balance.spent).toBe(0);
     } finally {
       await gw.close();
     }

@@ -118,7 +118,7 @@ describe('the legacy actions through the gateway', () => {
     expect(sent.path).toBe('/api');
     expect(sent.query.module).toBe(spec.module);
     expect(sent.query.action).toBe(spec.action);
-    if (spec.name !== 'legacy.bridgedTokenList') expect(sent.query.chainid).toBeUndefined();
+    expect(sent.query.chainid).toBeUndefined();
     // eth_get_balance and eth_block_number answer JSON-RPC, the others the envelope.
     expect('result' in body).toBe(true);
   });

@@ -242,7 +242,7 @@ describe('inserted_at (a transactions paging key)', () => {
     return r.kind === 'route' && !r.validation.ok && 'issues' in r.validation ? r.validation.issues : [];
   };
   it('takes a real instant, and refuses a day, an hour or a date that does not exist', () => {
-    expect(issue('2024-02-29T12:00:00.000000Z')).toEqual([]);
+    expect(upstream(`/1/api/v2/addresses/${A}/transactions?inserted_at=2024-02-29T12:00:00.000000Z`)).toContain('inserted_at=');
     for (const bad of [
       '2024-02-30T12:00:00Z',
       '2023-02-29T00:00:00Z',
