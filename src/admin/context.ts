@@ -1,9 +1,13 @@
 // What the admin API works with, and its one error type.
+import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { RuntimeKeys } from '../keys/runtime.js';
 import type { QuotaStore } from '../quota/types.js';
 import type { GatewayState } from '../request/state.js';
 import type { Store } from '../store/types.js';
+
+/** Sends an admin answer: status, JSON body, no-store. */
+export type Send = (reply: FastifyReply, status: number, body: unknown) => FastifyReply;
 
 export interface AdminDeps {
   store: Store;

@@ -1,16 +1,14 @@
 // /admin/v1/keys: keys created, listed, shown, changed, topped up, rolled and revoked at run time.
 // Configured (YAML) keys are listed and shown, but read-only here: the file is their source.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { remaining } from '../quota/types.js';
 import { periodWindow } from '../quota/period.js';
 import type { ApiKey } from '../keys/ring.js';
 import { newKeyId, newSecret } from '../keys/runtime.js';
 import type { AuditEntry, KeyRecord } from '../store/types.js';
-import { AdminError, type AdminDeps } from './context.js';
+import { AdminError, type AdminDeps, type Send } from './context.js';
 import { parseBody, parseInstant, parseQuery } from './validate.js';
-
-type Send = (reply: FastifyReply, status: number, body: unknown) => FastifyReply;
 
 const name = z.string().trim().min(1, { error: 'expected a non-empty name' }).max(128, { error: 'expected at most 128 characters' });
 const owner = z.string().trim().min(1).max(128).nullable();
@@ -243,7 +241,7 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps, send: S
 
   api.post<{ Params: { id: string } }>('/keys/:id/roll', async (request, reply) => {
     const before = runtimeRecord(request.params.id);
-    const { graceSeconds = 0 } = parseBody(rollBody, request.body ?? {});
+    const { graceSeconds = 0 } = parseBody(rollBody, request.body);
     const { secret, digest, prefix } = newSecret();
     const until = deps.now() + graceSeconds * 1000;
     const after: KeyRecord = { ...before, digest, prefix, previous: graceSeconds > 0 ? { digest: before.digest, until } : null };

@@ -1,14 +1,12 @@
 // /admin/v1/usage: one row per UTC day, key, chain and route, as JSON or CSV (RFC 4180), what an
 // operator bills from. Counts still in memory are written first, so the answer includes them.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { UsageRow } from '../store/types.js';
 import { utcDay } from '../usage/recorder.js';
-import type { AdminDeps } from './context.js';
+import type { AdminDeps, Send } from './context.js';
 import { AdminError } from './context.js';
 import { parseDay, parseQuery } from './validate.js';
-
-type Send = (reply: FastifyReply, status: number, body: unknown) => FastifyReply;
 
 const usageQuery = z.strictObject({
   from: z.string().optional(),

@@ -398,9 +398,9 @@ export class RedisStore implements Store {
   // --- usage ---
 
   /**
-   * Per day, one MULTI/EXEC (https://redis.io/docs/latest/develop/interact/transactions/): the
-   * day's HINCRBYs and the hash's expiry. Days are separate hash tags, so a batch that spans
-   * midnight is atomic per day only.
+   * Per day, one call of the ADD_USAGE_LUA script: the day's HINCRBYs, the hash's expiry and the
+   * batch's marker, atomically (a batch already marked is not counted again). Days are separate
+   * hash tags, so a batch that spans midnight is atomic per day only.
    *
    * The expiry is relative, PEXPIRE with the time left as this gateway's clock sees it, never
    * PEXPIREAT/EXPIREAT, which Redis would read with its own clock
@@ -410,9 +410,11 @@ export class RedisStore implements Store {
   async addUsage(rows: readonly UsageRow[], batchId: string): Promise<void> {
     const byDay = new Map<string, Map<string, UsageCounts>>();
     for (const r of rows) {
-      dayStart(r.day); // a malformed day is a RangeError, before anything is written
       let day = byDay.get(r.day);
-      if (!day) byDay.set(r.day, (day = new Map<string, UsageCounts>()));
+      if (!day) {
+        dayStart(r.day); // a malformed day is a RangeError, before anything is written
+        byDay.set(r.day, (day = new Map<string, UsageCounts>()));
+      }
       const base = fieldBase(r.keyId, r.chain, r.route);
       const sum = day.get(base);
       if (sum) for (const c of COUNTERS) sum[c] += r[c];
