@@ -395,3 +395,36 @@ describe('odd methods and shutdown', () => {
     }
   });
 });
+
+describe('contract sections 4 and 5, end to end', () => {
+  it('forwards under an upstream base URL that has a path: {upstream}/api/v2/... and {upstream}/api', async () => {
+    const prefixed = await startGateway(makeConfig([`${explorer.url}/eth`]));
+    try {
+      const before = explorer.requests.length;
+      await prefixed.get(BALANCES);
+      await prefixed.get(`/1/api?module=token&action=getToken&contractaddress=${TOKEN}`);
+      expect(explorer.requests.slice(before).map((r) => r.path)).toEqual([
+        `/eth/api/v2/addresses/${ADDRESS.toLowerCase()}/token-balances`,
+        '/eth/api',
+      ]);
+    } finally {
+      await prefixed.close();
+    }
+  });
+
+  it('checks the route before the key: a keyless request to an unknown route or module gets what a keyed one gets', async () => {
+    for (const path of ['/1/api/v2/no-such-route', '/1/api?module=nosuch&action=nothing', '/1/api?action=balance']) {
+      const keyless = await gw.get(path, { key: null });
+      const keyed = await gw.get(path);
+      expect(keyless.status, path).not.toBe(401);
+      expect(keyless.status, path).toBe(keyed.status);
+      expect(await keyless.text(), path).toBe(await keyed.text());
+    }
+  });
+
+  it('has no admin API without admin.token, and never on the public port', async () => {
+    expect(gw.app.gateway.adminUrl()).toBeUndefined();
+    const res = await gw.get('/admin/v1/keys', { key: null });
+    expect(res.status).toBe(404);
+  });
+});
