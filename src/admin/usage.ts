@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { UsageRow } from '../store/types.js';
-import { utcDay } from '../usage/recorder.js';
+import { utcDay } from '../usage/day.js';
 import type { AdminDeps, Send } from './context.js';
 import { AdminError } from './context.js';
 import { parseDay, parseQuery } from './validate.js';

@@ -1,4 +1,5 @@
 // Input checks of the admin API: a clear 4xx that names the field, before anything changes.
+import { dayStartMs } from '../usage/day.js';
 import type { z } from 'zod';
 import { AdminError } from './context.js';
 
@@ -33,12 +34,11 @@ const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[
  * ms; a day that does not exist (`2027-02-30`) or anything else is a 422 naming `field`.
  */
 export function parseInstant(value: string, field: string): number {
-  const m = DATE.exec(value) ?? DATE_TIME.exec(value);
-  const ms = m ? Date.parse(DATE.test(value) ? `${value}T00:00:00Z` : value) : Number.NaN;
-  // Date.parse rolls 2027-02-30 over to March: the calendar day must survive the round trip.
-  const day = m ? `${m[1]}-${m[2]}-${m[3]}` : '';
-  const sameDay = !Number.isNaN(ms) && (DATE.test(value) ? new Date(ms).toISOString().slice(0, 10) === day : validCalendarDay(day));
-  if (!sameDay)
+  const date = DATE.exec(value);
+  const m = date ?? DATE_TIME.exec(value);
+  const ms = date ? dayStartMs(value) : m ? Date.parse(value) : undefined;
+  // The calendar day must exist: Date.parse rolls 2027-02-30 over to March.
+  if (!m || ms === undefined || Number.isNaN(ms) || dayStartMs(`${m[1]}-${m[2]}-${m[3]}`) === undefined)
     throw new AdminError(
       422,
       `${field}: expected an ISO 8601 date (2027-01-01) or date-time (2027-01-01T12:00:00Z), got ${JSON.stringify(value)}`,
@@ -46,14 +46,8 @@ export function parseInstant(value: string, field: string): number {
   return ms;
 }
 
-function validCalendarDay(day: string): boolean {
-  const ms = Date.parse(`${day}T00:00:00Z`);
-  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === day;
-}
-
 /** A UTC day `YYYY-MM-DD`, or 400 naming `field`. */
 export function parseDay(value: string, field: string): string {
-  if (!DATE.test(value) || !validCalendarDay(value))
-    throw new AdminError(400, `${field}: expected a date YYYY-MM-DD, got ${JSON.stringify(value)}`);
+  if (dayStartMs(value) === undefined) throw new AdminError(400, `${field}: expected a date YYYY-MM-DD, got ${JSON.stringify(value)}`);
   return value;
 }

@@ -22,7 +22,7 @@ import { finish } from '../request/finish.js';
 import { makeHandler, type Handler } from '../request/pipeline.js';
 import type { GatewayState } from '../request/state.js';
 import { buildAdminServer } from '../admin/server.js';
-import { utcDay } from '../usage/recorder.js';
+import { DAY_MS, utcDay } from '../usage/day.js';
 import { clusterMetrics, shareMetrics } from '../process/primary.js';
 import { POOL_CONNECTIONS } from '../upstream/client.js';
 import { registerDiscovery } from './discovery.js';
@@ -203,7 +203,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     if (config.usage.enabled) {
       const prune = () =>
         void resources.store
-          .pruneUsage(utcDay(resources.now() - config.usage.retentionDays * 86_400_000))
+          .pruneUsage(utcDay(resources.now() - config.usage.retentionDays * DAY_MS))
           .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'could not prune old usage rows'));
       pruning = setInterval(prune, USAGE_PRUNE_MS).unref();
     }

@@ -23,11 +23,10 @@
 import { Cluster } from 'ioredis';
 import type { RedisClient } from '../redis/client.js';
 import type { AuditEntry, KeyRecord, Store, UsageCounts, UsageQuery, UsageRow } from './types.js';
+import { DAY_MS, dayStartMs, utcDay } from '../usage/day.js';
 
-const DAY_MS = 86_400_000;
 /** Usage counters as named in a day hash's fields. */
 const COUNTERS = ['requests', 'credits', 'cacheHits', 'refused', 'errors'] as const satisfies readonly (keyof UsageCounts)[];
-const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
 /** How many ids one SSCAN step and one MGET read when listing the keys. */
 const LIST_BATCH = 1_000;
 /** How often an update or delete is tried again when another process changed the record between its read and its write. */
@@ -171,12 +170,10 @@ function fromJson(json: string): KeyRecord {
 
 /** Milliseconds of a day's start, UTC; RangeError for anything but a real `YYYY-MM-DD`. */
 function dayStart(day: string): number {
-  const ms = DAY_RE.test(day) ? Date.parse(`${day}T00:00:00Z`) : NaN;
-  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== day) throw new RangeError(`not a day (YYYY-MM-DD): ${day}`);
+  const ms = dayStartMs(day);
+  if (ms === undefined) throw new RangeError(`not a day (YYYY-MM-DD): ${day}`);
   return ms;
 }
-
-const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** The fields of a day hash, less the counter: parts encoded, so none holds the `|` that joins them. */
 const fieldBase = (keyId: string, chain: string, route: string) =>
@@ -442,7 +439,7 @@ export class RedisStore implements Store {
     const first = dayStart(query.from);
     const last = dayStart(query.to);
     const days: string[] = [];
-    for (let ms = first; ms <= last; ms += DAY_MS) days.push(dayOf(ms));
+    for (let ms = first; ms <= last; ms += DAY_MS) days.push(utcDay(ms));
     const hashes = await Promise.all(days.map((day) => this.client.hgetall(this.usageKey(day))));
     const rows: UsageRow[] = [];
     days.forEach((day, i) => {
@@ -490,7 +487,7 @@ export class RedisStore implements Store {
         for (const key of keys) {
           if (!key.startsWith(head) || !key.endsWith('}')) continue;
           const day = key.slice(head.length, -1);
-          if (DAY_RE.test(day) && day < beforeDay) old.push(key);
+          if (dayStartMs(day) !== undefined && day < beforeDay) old.push(key);
         }
       } while (cursor !== '0');
     }

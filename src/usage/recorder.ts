@@ -11,14 +11,10 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { UsageCounts, UsageRow } from '../store/types.js';
 import { ThrottledWarning } from '../observability/throttled-log.js';
+import { DAY_MS, utcDay } from './day.js';
 
 /** How often counts are written to the store. */
 export const USAGE_FLUSH_MS = 1_000;
-
-/** The UTC day of an instant, `YYYY-MM-DD`. */
-export function utcDay(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
-}
 
 type Counts = UsageCounts;
 const zero = (): Counts => ({ requests: 0, credits: 0, cacheHits: 0, refused: 0, errors: 0 });
@@ -50,9 +46,9 @@ export class UsageRecorder {
 
   /** One finished request of a key. */
   record(nowMs: number, keyId: string, chain: string, route: string, status: number, credits: number, cacheHit: boolean): void {
-    if (nowMs >= this.dayEnds || nowMs < this.dayEnds - 86_400_000) {
+    if (nowMs >= this.dayEnds || nowMs < this.dayEnds - DAY_MS) {
       this.day = utcDay(nowMs);
-      this.dayEnds = Date.parse(`${this.day}T00:00:00Z`) + 86_400_000;
+      this.dayEnds = Date.parse(`${this.day}T00:00:00Z`) + DAY_MS;
     }
     const c = this.counts(this.day, keyId, chain, route);
     c.requests++;

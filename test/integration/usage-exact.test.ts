@@ -5,7 +5,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../../src/store/redis.js';
 import type { UsageRow } from '../../src/store/types.js';
-import { UsageRecorder, utcDay } from '../../src/usage/recorder.js';
+import { utcDay } from '../../src/usage/day.js';
+import { UsageRecorder } from '../../src/usage/recorder.js';
 import { connect, deletePrefix, testPrefix } from '../support/redis.js';
 
 const client = connect();
