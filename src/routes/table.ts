@@ -21,7 +21,6 @@ export interface V2RouteSpec {
   /** In template order. */
   readonly pathParams: readonly ParamData[];
   readonly queryParams: readonly ParamData[];
-  readonly defaultCost: number;
   readonly defaultTtlSeconds: number;
   /** Passed through as it arrives, never buffered or cached (CSV exports). */
   readonly stream: boolean;
@@ -45,7 +44,6 @@ export interface LegacyRouteSpec {
   readonly params: readonly LegacyParamSpec[];
   readonly oneOfRequired?: LegacyActionRules['oneOfRequired'];
   readonly missingTogether?: string;
-  readonly defaultCost: number;
   readonly defaultTtlSeconds: number;
   readonly stream: false;
 }
@@ -86,10 +84,10 @@ export function legacyRouteName(module: string, action: string): string {
 
 /**
  * Credits per call: the Blockscout PRO API's published table ("Credit cost per endpoint",
- * https://docs.blockscout.com/rate-limits), 20 for every endpoint it does not list. Legacy
- * actions are not listed there: 20.
+ * https://docs.blockscout.com/rate-limits); every endpoint it does not list, and every legacy
+ * action, costs `costs.default` (20 unless configured: config/schema.ts). routes/settings.ts
+ * applies it.
  */
-export const DEFAULT_ROUTE_COST = 20;
 export const PRO_API_ROUTE_COSTS: Readonly<Record<string, number>> = {
   'search/quick': 25,
   'transactions/{transaction_hash_param}/logs': 30,
@@ -204,7 +202,6 @@ function v2Spec(op: V2OperationData): V2RouteSpec {
     segments: parseTemplate(op.template),
     pathParams: op.pathParams,
     queryParams: op.queryParams,
-    defaultCost: PRO_API_ROUTE_COSTS[name] ?? DEFAULT_ROUTE_COST,
     defaultTtlSeconds: defaultTtlSecondsOf(name),
     stream,
   };
@@ -231,7 +228,6 @@ function legacySpec(a: LegacyActionData): LegacyRouteSpec {
     params,
     ...(rules.oneOfRequired ? { oneOfRequired: rules.oneOfRequired } : {}),
     ...(rules.missingTogether !== undefined ? { missingTogether: rules.missingTogether } : {}),
-    defaultCost: DEFAULT_ROUTE_COST,
     defaultTtlSeconds: LEGACY_TTL_SECONDS,
     stream: false,
   };

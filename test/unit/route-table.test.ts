@@ -6,7 +6,6 @@ import { parse as parseYaml } from 'yaml';
 import { LEGACY_FILE, ROOT, V2_FILE, writeRouteFiles } from '../../scripts/generate-routes.js';
 import {
   closestRouteNames,
-  DEFAULT_ROUTE_COST,
   routeByName,
   ROUTE_NAMES,
   ROUTE_TABLE,
@@ -15,6 +14,8 @@ import {
   type RouteSpec,
   type V2RouteSpec,
 } from '../../src/routes/table.js';
+import { costsSchema } from '../../src/config/schema.js';
+import { costOf } from '../../src/routes/settings.js';
 
 type Doc = { paths: Record<string, Record<string, { operationId?: string }>> };
 const pro = JSON.parse(await readFile(path.join(ROOT, 'spec/pro-api-0.5.0.json'), 'utf8')) as Doc;
@@ -154,7 +155,8 @@ describe('the generated files', () => {
 
 describe('default costs', () => {
   it("are the PRO API's published table, 20 for everything else", () => {
-    const notDefault = Object.fromEntries(ROUTE_TABLE.filter((r) => r.defaultCost !== 20).map((r) => [r.name, r.defaultCost]));
+    const cost = (name: string) => costOf(costsSchema.parse({}), name);
+    const notDefault = Object.fromEntries(ROUTE_TABLE.filter((r) => cost(r.name) !== 20).map((r) => [r.name, cost(r.name)]));
     expect(notDefault).toEqual({
       'search/quick': 25,
       'transactions/{transaction_hash_param}/logs': 30,
@@ -170,8 +172,10 @@ describe('default costs', () => {
       'transactions/{transaction_hash_param}/raw-trace': 50,
       'addresses/{address_hash_param}/coin-balance-history': 50,
     });
-    expect(DEFAULT_ROUTE_COST).toBe(20);
-    expect(named('legacy.account.txlist').defaultCost).toBe(20);
+    expect(cost('legacy.account.txlist')).toBe(20);
+    // A configured default applies to every route the table does not price.
+    expect(costOf(costsSchema.parse({ default: 7 }), 'legacy.account.txlist')).toBe(7);
+    expect(costOf(costsSchema.parse({ default: 7 }), 'tokens')).toBe(30);
   });
 });
 
