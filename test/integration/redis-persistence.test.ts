@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { warnIfVolatile } from '../../src/app/resources.js';
 import { useFixtureExplorer } from '../support/explorer.js';
 import { closedPort, makeConfig, startGateway } from '../support/gateway.js';
-import { REDIS_URL, testPrefix } from '../support/redis.js';
+import { testPrefix } from '../support/redis.js';
 import { until } from '../support/wait.js';
 
 const fixture = useFixtureExplorer();
@@ -19,54 +19,60 @@ const recording = () => {
   return { warnings, log };
 };
 
+/** A redis-server of this test's own, with the persistence `args` say. */
+async function ownRedis(args: string[]): Promise<{ url: string; client: Redis; stop(): void }> {
+  const port = await closedPort();
+  const dir = mkdtempSync(`${tmpdir()}/egw-persist-`);
+  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, ...args], { stdio: 'ignore' });
+  const client = new Redis({ port, host: '127.0.0.1', retryStrategy: (n) => (n > 50 ? null : 100) });
+  client.on('error', () => undefined); // refused until the server is up
+  await until(async () => (await client.ping().catch(() => '')) === 'PONG', 'redis-server to start');
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    client,
+    stop() {
+      client.disconnect();
+      server.kill();
+    },
+  };
+}
+
 describe('Redis persistence', () => {
   it('a Redis without AOF or snapshots is named in a warning when the gateway connects', async () => {
-    // The test Redis runs with --save '' --appendonly no (.ci/run, test/support/global-redis.ts).
-    const redis = new Redis(REDIS_URL);
-    const probe = recording();
+    const volatile = await ownRedis(['--appendonly', 'no', '--save', '']);
     try {
-      const [, appendonly] = (await redis.config('GET', 'appendonly')) as [string, string];
-      const [, save] = (await redis.config('GET', 'save')) as [string, string];
-      await warnIfVolatile(redis, probe.log);
-      expect(probe.warnings.length).toBe(appendonly === 'no' && save === '' ? 1 : 0);
+      const probe = recording();
+      await warnIfVolatile(volatile.client, probe.log);
+      expect(probe.warnings).toHaveLength(1);
+      const lines: string[] = [];
+      const gw = await startGateway(
+        makeConfig([fixture().url], {
+          redis: { url: volatile.url, keyPrefix: testPrefix('persist') },
+          log: { level: 'warn', requests: false },
+        }),
+        { logStream: { write: (l: string) => void lines.push(l) } },
+      );
+      try {
+        await until(() => lines.some((l) => l.includes('Redis keeps nothing on disk')), 'the warning');
+      } finally {
+        await gw.close();
+      }
     } finally {
-      redis.disconnect();
-    }
-    const lines: string[] = [];
-    const gw = await startGateway(
-      makeConfig([fixture().url], { redis: { url: REDIS_URL, keyPrefix: testPrefix('persist') }, log: { level: 'warn', requests: false } }),
-      {
-        logStream: { write: (l: string) => void lines.push(l) },
-      },
-    );
-    try {
-      if (probe.warnings.length === 1) await until(() => lines.some((l) => l.includes('Redis keeps nothing on disk')), 'the warning');
-    } finally {
-      await gw.close();
+      volatile.stop();
     }
   });
 
   it('a Redis with appendonly yes gets no warning', async () => {
-    const port = await closedPort();
-    const dir = mkdtempSync(`${tmpdir()}/egw-aof-`);
-    const server = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--appendonly', 'yes', '--save', '', '--dir', dir],
-      { stdio: 'ignore' },
-    );
-    const redis = new Redis({ port, host: '127.0.0.1', retryStrategy: (n) => (n > 50 ? null : 100) });
-    redis.on('error', () => undefined); // refused until the server is up
+    const durable = await ownRedis(['--appendonly', 'yes', '--save', '']);
     try {
-      await until(async () => (await redis.ping().catch(() => '')) === 'PONG', 'redis-server to start');
       const probe = recording();
-      await warnIfVolatile(redis, probe.log);
+      await warnIfVolatile(durable.client, probe.log);
       expect(probe.warnings).toEqual([]);
-      await redis.config('SET', 'appendonly', 'no');
-      await warnIfVolatile(redis, probe.log);
+      await durable.client.config('SET', 'appendonly', 'no');
+      await warnIfVolatile(durable.client, probe.log);
       expect(probe.warnings).toHaveLength(1);
     } finally {
-      redis.disconnect();
-      server.kill();
+      durable.stop();
     }
   });
 });
