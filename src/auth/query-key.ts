@@ -3,19 +3,13 @@
 // resolves the same for every client (contract section 5: the key is never forwarded, never
 // part of a cache key, never logged).
 
+import { formDecode } from '../http/url-decode.js';
+
 export interface TakenKeys {
   /** The request target without its `apikey` parameters (the other parameters as they were sent). */
   url: string;
   /** Every `apikey` value, decoded, in the order given. */
   apikeys: string[];
-}
-
-function decode(s: string): string | undefined {
-  try {
-    return decodeURIComponent(s.includes('+') ? s.replaceAll('+', ' ') : s);
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -53,10 +47,10 @@ function takeSlowly(rawUrl: string, q: number): TakenKeys | undefined {
   for (const pair of qs.split('&')) {
     const eq = pair.indexOf('=');
     const name = eq === -1 ? pair : pair.slice(0, eq);
-    if (name === 'apikey' || (name.includes('%') && decode(name) === 'apikey')) {
+    if (name === 'apikey' || (name.includes('%') && formDecode(name) === 'apikey')) {
       // An undecodable value is still a key the client meant to send: keep its raw text.
       const raw = eq === -1 ? '' : pair.slice(eq + 1);
-      apikeys.push(decode(raw) ?? raw);
+      apikeys.push(formDecode(raw) ?? raw);
     } else {
       kept.push(pair);
     }

@@ -9,6 +9,7 @@
 // A check also gives the value to forward and to key the cache with: integers without sign or
 // leading zeros (as text, exact at any size), addresses and 32-byte hashes lower-cased
 // (Explorer.Chain.Hash casts hex case-insensitively), everything else as it came.
+import { percentDecode } from '../http/url-decode.js';
 import type { ValidationIssue } from '../http/errors.js';
 import type { ParamSchema } from './spec-types.js';
 import type { LegacyRouteSpec, V2RouteSpec } from './table.js';
@@ -208,14 +209,6 @@ export function paramCheck(schema: ParamSchema): ParamCheck {
     compiled.set(schema, check);
   }
   return check;
-}
-
-function percentDecode(s: string): string | undefined {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return undefined;
-  }
 }
 
 const byName = ([a]: [string, string], [b]: [string, string]) => (a < b ? -1 : a > b ? 1 : 0);

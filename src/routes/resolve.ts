@@ -13,6 +13,7 @@
 //   /{chain_id}/api?module=M&action=A     the legacy RPC API
 //   /v2/api?chainid=N&module=M&action=A   the same, Etherscan V2's form: one base URL, the chain
 //   /api?chainid=N&module=M&action=A      in a query parameter (`chainid` is not forwarded)
+import { formDecode, percentDecode } from '../http/url-decode.js';
 import type { ErrorCode, ValidationIssue } from '../http/errors.js';
 import { matchLegacy, matchV2 } from './match.js';
 import { checkLegacy, checkV2 } from './param-check.js';
@@ -47,14 +48,6 @@ interface Query {
   malformed: string[];
 }
 
-function decode(s: string): string | undefined {
-  try {
-    return decodeURIComponent(s.includes('+') ? s.replaceAll('+', ' ') : s);
-  } catch {
-    return undefined;
-  }
-}
-
 /** application/x-www-form-urlencoded; the last value of a repeated name wins, as in Phoenix. */
 export function parseQuery(qs: string): Query {
   const params = new Map<string, string>();
@@ -64,8 +57,8 @@ export function parseQuery(qs: string): Query {
     if (pair === '') continue;
     const eq = pair.indexOf('=');
     const rawName = eq === -1 ? pair : pair.slice(0, eq);
-    const name = decode(rawName);
-    const value = decode(eq === -1 ? '' : pair.slice(eq + 1));
+    const name = formDecode(rawName);
+    const value = formDecode(eq === -1 ? '' : pair.slice(eq + 1));
     if (name === undefined || value === undefined) {
       malformed.push(name ?? rawName);
       continue;
@@ -139,7 +132,7 @@ function addressRoute(
   malformed: ValidationIssue[],
 ): Validation {
   const issues: ValidationIssue[] = [];
-  const address = decode(rawAddress);
+  const address = percentDecode(rawAddress);
   if (address === undefined || !ADDRESS_RE.test(address)) issues.push({ name: 'address_hash_param', detail: ADDRESS_DETAIL });
   issues.push(...malformed);
   const schema = route === 'transactions' ? transactionsQuery : tokenBalancesQuery;
