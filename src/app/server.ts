@@ -9,7 +9,7 @@ import replyFrom from '@fastify/reply-from';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { answerClientError, capConnections, defaultMaxConnections, openFileLimit } from '../http/connections.js';
+import { answerClientError, capConnections, defaultMaxConnections, endWithError, openFileLimit } from '../http/connections.js';
 import { ERRORS, legacyErrorBody, messageBody } from '../http/errors.js';
 import { H_REQUEST_ID } from '../http/headers.js';
 import { JSON_TYPE, sendError } from '../http/respond.js';
@@ -121,12 +121,10 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
   app.server.on('connect', (req: IncomingMessage, socket: Socket) => {
     const url = req.url ?? '/';
     const legacy = states.current.resolver.resolve(takeApiKeys(url)?.url ?? url).resolution.legacy;
-    const { status, message } = ERRORS.METHOD_NOT_ALLOWED;
-    const body = legacy ? legacyErrorBody(message) : messageBody(message);
-    socket.end(
-      `HTTP/1.1 ${status} Method Not Allowed\r\nallow: GET, HEAD\r\ncontent-type: ${JSON_TYPE}\r\n` +
-        `content-length: ${Buffer.byteLength(body)}\r\n${H_REQUEST_ID}: ${requestId(req)}\r\nconnection: close\r\n\r\n${body}`,
-    );
+    const { message } = ERRORS.METHOD_NOT_ALLOWED;
+    endWithError(socket, 'METHOD_NOT_ALLOWED', legacy ? legacyErrorBody(message) : messageBody(message), {
+      [H_REQUEST_ID]: requestId(req),
+    });
   });
   const health = () => readiness(states.current.chains, redis?.status);
   const admin =

@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ERRORS, messageBody, type ErrorCode } from './errors.js';
+import { ERRORS, messageBody, type ErrorCode, type ErrorSpec } from './errors.js';
 
 export interface ConnectionStats {
   open: number;
@@ -113,10 +113,16 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
     return;
   }
   const code = CLIENT_ERRORS[err.code ?? ''] ?? 'BAD_REQUEST';
-  const { status, message } = ERRORS[code];
-  const body = messageBody(message);
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-  );
+  endWithError(socket, code, messageBody(ERRORS[code].message));
+}
+
+/**
+ * Writes the gateway's answer for `code` (its status, its headers, `body`) on a socket no request
+ * object stands for, and closes it: a client error, or a CONNECT (app/server.ts).
+ */
+export function endWithError(socket: Duplex, code: ErrorCode, body: string, headers: Readonly<Record<string, string>> = {}): void {
+  const { status, headers: own = {} }: ErrorSpec = ERRORS[code];
+  let head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
+  for (const [name, value] of Object.entries({ ...own, ...headers, connection: 'close' })) head += `${name}: ${value}\r\n`;
+  socket.end(`${head}\r\n${body}`);
 }
