@@ -161,7 +161,9 @@ export class Resources {
     const sqlite = this.store instanceof SqliteStore ? this.store : undefined;
     this.quotaStore =
       deps.quotaStore ??
-      (this.redis && config.redis ? new RedisQuotaStore(this.redis, config.redis.keyPrefix) : new MemoryQuotaStore(sqlite));
+      (this.redis && config.redis
+        ? new RedisQuotaStore(this.redis, config.redis.keyPrefix, { leases: config.redis.leases, now: this.now })
+        : new MemoryQuotaStore(sqlite));
     this.quota = new QuotaStep(this.quotaStore, this.log, this.now);
     this.runtime = new RuntimeKeys(this.store, (change) => this.applyKeyChange(change), this.log);
     this.usage = config.usage.enabled

@@ -103,6 +103,11 @@ export const redisSchema = z
     onError: z.enum(['open', 'closed'], { error: 'expected open or closed' }).default('open'),
     /** How long one Redis command may take before the store counts as failed, ms. */
     commandTimeoutMs: positiveInt().default(250),
+    /**
+     * A process that keeps deciding for one key is granted a lease of request slots and credits,
+     * and decides locally until it runs out (quota/redis.ts); false: every decision in Redis.
+     */
+    leases: z.boolean({ error: 'expected true or false' }).default(true),
   })
   .refine((r) => (r.url === undefined) !== (r.cluster === undefined), {
     error: 'expected exactly one of url or cluster',

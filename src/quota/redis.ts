@@ -11,10 +11,34 @@
 // Why not rate-limiter-flexible's RateLimiterRedis here: its script takes one key and fixed
 // arguments, so the credit decision would be a second round trip, or a non-atomic one; and it
 // reads the window from Redis's clock. The window below is window.ts in Lua.
+//
+// Leases: a round trip per request (or per turn) made a hit on Redis cost 0.6 of a bare route,
+// the process idling while Redis decided (bench/results/2026-11-23-targets.md). So a process that
+// keeps deciding for one account is granted a lease by the same script: request slots of the
+// current window and credits, counted and spent in Redis at once, which it then hands out
+// locally, in the order and with the headers the script would have given, until they run out,
+// the window ends or the period does; its next call gives back what is left and asks for a
+// larger one (Doorman's and Envoy's quota leases are the same idea). Credits are never taken
+// twice nor beyond the balance: a lease is spent credits until it is given back. A lease is
+// granted only while the window and the balance keep LEASE_SHARE times of it and it covers
+// LEASE_MIN_REQUESTS requests, so a key near a limit is decided request by request, exactly, by
+// every process. What it costs: for the rest of a window (one second) after a lease was granted,
+// other processes do not see the lease's unspent part; one of them may refuse a request for a
+// balance that a lease elsewhere still holds, and x-credits-remaining lags by up to a second. A
+// crashed process takes at most one lease with it. `redis.leases: false` turns them off.
 import type { RedisClient } from '../redis/client.js';
 import { periodWindow, type Period } from './period.js';
 import type { Balance, QuotaDecision, QuotaOutcome, QuotaQuery, QuotaStore, Refund } from './types.js';
 import { RATE_WINDOW_MS } from './window.js';
+
+/** A lease never takes more than 1/LEASE_SHARE of what the window or the balance has left. */
+export const LEASE_SHARE = 4;
+/** Nor less than this many requests: a key with less room left is decided in Redis, request by request. */
+export const LEASE_MIN_REQUESTS = 16;
+/** Nor more than this many: a lease doubles while its process keeps using it, up to here. */
+export const LEASE_MAX_REQUESTS = 65_536;
+/** How often leases of quiet accounts are given back. */
+export const LEASE_SWEEP_MS = 1_000;
 
 /**
  * How long a rate window's key outlives its last request in Redis. Only for clean-up: whether a
@@ -33,34 +57,51 @@ export const CREDIT_KEY_GRACE_MS = 3_600_000;
 // alone: request i is the (base + i)-th of its window, and takes credits only if the balance
 // left by the requests before it covers its cost, from the period's allowance first, then from
 // bought credits. window.ts and memory.ts are the same logic for one store.
+//
+// Before deciding, it takes back what a lease of this process left unspent (the file's head
+// explains leases); after deciding, it may grant a new one: request slots of the current window and
+// credits, taken now as if spent, so the holder decides locally until they run out. A lease is
+// granted only while both the window and the balance keep at least LEASE_SHARE times of it, and
+// only if it covers LEASE_MIN_REQUESTS requests: a key near either limit is decided here, request
+// by request, by every process.
 // KEYS[1] rate window (hash: s = start ms, c = count), KEYS[2] credits spent in the period,
-// KEYS[3] bought credits left.
-// ARGV: now ms, rps, window ms, rate key ttl ms, plan credits, credit key ttl ms, then one cost
-// per request. Returns, per request: outcome (0 ok, 1 rate limited, 2 out of credits), position
-// in the window, ms until the window ends, balance after it, and what it took from bought credits.
+// KEYS[3] bought credits left, KEYS[4] credits spent in the returned lease's period.
+// ARGV: now ms, rps, window ms, rate key ttl ms, plan credits, credit key ttl ms, lease slots
+// wanted, returned lease's window start, its unspent slots, allowance and bought credits, then one
+// cost per request. Returns, per request: outcome (0 ok, 1 rate limited, 2 out of credits),
+// position in the window, ms until the window ends, balance after it, and what it took from
+// bought credits; then the window's start, the lease's slots, allowance and bought credits, the
+// window's count and the balance left after the lease.
 const DECIDE_LUA = `
 local now = tonumber(ARGV[1])
 local rps = tonumber(ARGV[2])
 local windowMs = tonumber(ARGV[3])
-local n = #ARGV - 6
+local n = #ARGV - 11
 local w = redis.call('hmget', KEYS[1], 's', 'c')
 local start = tonumber(w[1])
 local base = tonumber(w[2]) or 0
 if not start or now >= start + windowMs or now <= start - windowMs then
   start = now
   base = 0
+elseif tonumber(ARGV[9]) > 0 and tonumber(ARGV[8]) == start then
+  base = math.max(base - tonumber(ARGV[9]), 0)
 end
-redis.call('hset', KEYS[1], 's', start, 'c', base + n)
-redis.call('pexpire', KEYS[1], ARGV[4])
+local backToAllowance = tonumber(ARGV[10])
+if backToAllowance > 0 and redis.call('exists', KEYS[4]) == 1 then
+  redis.call('decrby', KEYS[4], math.min(backToAllowance, tonumber(redis.call('get', KEYS[4]))))
+end
+if tonumber(ARGV[11]) > 0 then redis.call('incrby', KEYS[3], ARGV[11]) end
 local reset = math.min(math.max(start + windowMs - now, 1), windowMs)
 local spentBefore = tonumber(redis.call('get', KEYS[2]) or '0')
 local topup = tonumber(redis.call('get', KEYS[3]) or '0')
 local allowance = math.max(tonumber(ARGV[5]) - spentBefore, 0)
 local fromAllowanceAll = 0
 local fromTopupAll = 0
+local maxCost = 0
 local out = {}
 for i = 1, n do
-  local cost = tonumber(ARGV[6 + i])
+  local cost = tonumber(ARGV[11 + i])
+  if cost > maxCost then maxCost = cost end
   local outcome = 0
   local fromTopup = 0
   if base + i > rps then
@@ -83,11 +124,37 @@ for i = 1, n do
   out[#out + 1] = allowance + topup
   out[#out + 1] = fromTopup
 end
+local slots = math.min(tonumber(ARGV[7]), math.floor((rps - base - n) / ${LEASE_SHARE}))
+local leaseAllowance = 0
+local leaseTopup = 0
+if slots < ${LEASE_MIN_REQUESTS} then
+  slots = 0
+elseif maxCost > 0 then
+  local credits = math.min(slots * maxCost, math.floor((allowance + topup) / ${LEASE_SHARE}))
+  if credits < ${LEASE_MIN_REQUESTS} * maxCost then
+    slots = 0
+  else
+    leaseAllowance = math.min(credits, allowance)
+    leaseTopup = credits - leaseAllowance
+    allowance = allowance - leaseAllowance
+    topup = topup - leaseTopup
+    fromAllowanceAll = fromAllowanceAll + leaseAllowance
+    fromTopupAll = fromTopupAll + leaseTopup
+  end
+end
+redis.call('hset', KEYS[1], 's', start, 'c', base + n + slots)
+redis.call('pexpire', KEYS[1], ARGV[4])
 if fromAllowanceAll > 0 then
   redis.call('incrby', KEYS[2], fromAllowanceAll)
   if redis.call('pttl', KEYS[2]) < 0 then redis.call('pexpire', KEYS[2], ARGV[6]) end
 end
 if fromTopupAll > 0 then redis.call('decrby', KEYS[3], fromTopupAll) end
+out[#out + 1] = start
+out[#out + 1] = slots
+out[#out + 1] = leaseAllowance
+out[#out + 1] = leaseTopup
+out[#out + 1] = base + n + slots
+out[#out + 1] = allowance + topup
 return out
 `;
 
@@ -100,20 +167,41 @@ return 0
 `;
 
 interface QuotaCommands {
-  egwQuotaDecide(rateKey: string, creditKey: string, topupKey: string, ...args: (string | number)[]): Promise<number[]>;
+  egwQuotaDecide(rateKey: string, creditKey: string, topupKey: string, returnKey: string, ...args: (string | number)[]): Promise<number[]>;
   egwQuotaRefund(creditKey: string, topupKey: string, toAllowance: number, toTopup: number): Promise<number>;
 }
 
 const OUTCOMES: readonly QuotaOutcome[] = ['ok', 'rate_limited', 'out_of_credits'];
+/** Numbers the script returns per request, and after them for the lease. */
+const PER_REQUEST = 5;
 
 /** Requests of one account (and plan and period) waiting for the same script call. */
 interface Batch {
   /** The first request's query: its clock reading stands for the batch (one event-loop turn). */
   query: QuotaQuery;
   periodId: string;
+  periodStartMs: number;
   periodEndMs: number;
   costs: number[];
   waiters: { resolve: (d: QuotaDecision) => void; reject: (e: unknown) => void }[];
+}
+
+/** What a lease left unspent, on its way back to Redis. */
+interface Unspent {
+  account: string;
+  /** The window its slots belong to, and the slots. */
+  windowStartMs: number;
+  slots: number;
+  periodId: string;
+  allowance: number;
+  topup: number;
+}
+
+export interface RedisQuotaOptions {
+  /** Decide locally from leases (the file's head); default true. */
+  leases?: boolean;
+  /** The clock of the lease sweep; decisions bring their own. */
+  now?: () => number;
 }
 
 export class RedisQuotaStore implements QuotaStore {
@@ -121,14 +209,24 @@ export class RedisQuotaStore implements QuotaStore {
   private readonly commands: QuotaCommands;
   private readonly pending = new Map<string, Batch>();
   private flushScheduled = false;
+  private readonly leasing: boolean;
+  private readonly leases = new Map<string, Lease>();
+  /** Unspent lease credits that Redis has not taken back yet (it failed): retried by the sweep. */
+  private owed: Unspent[] = [];
+  private sweeper: NodeJS.Timeout | undefined;
+  private readonly now: () => number;
+  private closed = false;
 
   constructor(
     private readonly client: RedisClient,
     private readonly prefix: string,
+    options: RedisQuotaOptions = {},
   ) {
-    client.defineCommand('egwQuotaDecide', { numberOfKeys: 3, lua: DECIDE_LUA });
+    client.defineCommand('egwQuotaDecide', { numberOfKeys: 4, lua: DECIDE_LUA });
     client.defineCommand('egwQuotaRefund', { numberOfKeys: 2, lua: REFUND_LUA });
     this.commands = client as unknown as QuotaCommands;
+    this.leasing = options.leases ?? true;
+    this.now = options.now ?? Date.now;
   }
 
   /**
@@ -149,16 +247,19 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   /**
-   * Decisions that arrive in one event-loop turn are sent together, one script call per key
-   * (setImmediate runs after the turn's I/O callbacks): the round trip is still one per
-   * request, but its cost is shared. A burst on one key becomes one atomic call.
+   * A request its account's lease covers is decided here and now, with no round trip. The others
+   * that arrive in one event-loop turn are sent together, one script call per key (setImmediate
+   * runs after the turn's I/O callbacks): the round trip is still one per request, but its cost
+   * is shared. A burst on one key becomes one atomic call.
    */
-  decide(q: QuotaQuery): Promise<QuotaDecision> {
+  decide(q: QuotaQuery): QuotaDecision | Promise<QuotaDecision> {
+    const lease = this.leasing ? this.leases.get(q.account) : undefined;
+    if (lease !== undefined && covers(lease, q)) return spend(lease, q);
     const period = periodWindow(q.period, q.nowMs);
     const id = `${q.account}|${period.id}|${q.rps}|${q.credits}`;
     let batch = this.pending.get(id);
     if (!batch) {
-      batch = { query: q, periodId: period.id, periodEndMs: period.endMs, costs: [], waiters: [] };
+      batch = { query: q, periodId: period.id, periodStartMs: period.startMs, periodEndMs: period.endMs, costs: [], waiters: [] };
       this.pending.set(id, batch);
       if (!this.flushScheduled) {
         this.flushScheduled = true;
@@ -178,23 +279,38 @@ export class RedisQuotaStore implements QuotaStore {
 
   private send(b: Batch): void {
     const q = b.query;
+    const lease = this.leasing ? this.leases.get(q.account) : undefined;
+    // The lease's leftovers ride along and are taken back before the batch is decided; the
+    // lease is asked for again, larger, if this process keeps deciding for the account.
+    const back = lease === undefined ? undefined : detach(lease);
+    const current = lease !== undefined && windowHolds(lease.windowStartMs, q.nowMs);
+    const decidedBefore = current ? lease.decided : 0;
+    const hot = this.leasing && (b.costs.length > 1 || current);
+    const want = hot ? Math.min(Math.max(2 * (decidedBefore + b.costs.length), LEASE_MIN_REQUESTS), LEASE_MAX_REQUESTS) : 0;
     this.commands
       .egwQuotaDecide(
         this.rateKey(q.account),
         this.creditKey(q.account, b.periodId),
         this.topupKey(q.account),
+        this.creditKey(q.account, back?.periodId ?? b.periodId),
         q.nowMs,
         q.rps,
         RATE_WINDOW_MS,
         RATE_KEY_TTL_MS,
         q.credits,
         Math.max(b.periodEndMs - q.nowMs, 1) + CREDIT_KEY_GRACE_MS,
+        want,
+        back?.windowStartMs ?? 0,
+        back?.slots ?? 0,
+        back?.allowance ?? 0,
+        back?.topup ?? 0,
         ...b.costs,
       )
       .then(
         (reply) => {
           b.waiters.forEach((w, i) => {
-            const [outcome = 0, position = 0, reset = 0, balance = 0, fromTopup = 0] = reply.slice(i * 5, i * 5 + 5);
+            const at = i * PER_REQUEST;
+            const [outcome = 0, position = 0, reset = 0, balance = 0, fromTopup = 0] = reply.slice(at, at + PER_REQUEST);
             const result = OUTCOMES[outcome] ?? 'ok';
             const cost = b.costs[i] ?? 0;
             w.resolve({
@@ -207,11 +323,86 @@ export class RedisQuotaStore implements QuotaStore {
               periodId: b.periodId,
             });
           });
+          if (this.leasing) this.install(b, reply.slice(b.costs.length * PER_REQUEST));
         },
         (err: unknown) => {
+          if (back !== undefined) this.owed.push(back);
           for (const w of b.waiters) w.reject(err);
         },
       );
+  }
+
+  /** Keeps what the script granted as the account's lease, or gives it back when it cannot be used. */
+  private install(b: Batch, granted: number[]): void {
+    const [windowStartMs = 0, slots = 0, allowance = 0, topup = 0, count = 0, free = 0] = granted;
+    const q = b.query;
+    let lease = this.leases.get(q.account);
+    if (lease === undefined) {
+      lease = {
+        account: q.account,
+        rps: q.rps,
+        credits: q.credits,
+        period: q.period,
+        windowStartMs,
+        slots: 0,
+        decided: 0,
+        periodId: b.periodId,
+        periodStartMs: 0,
+        periodEndMs: 0,
+        allowance: 0,
+        topup: 0,
+        count,
+        free,
+      };
+      this.leases.set(q.account, lease);
+      // Armed with the first lease: a store that never leases keeps no timer.
+      this.sweeper ??= setInterval(() => void this.sweep(this.now()), LEASE_SWEEP_MS).unref();
+    }
+    const sameWindow = lease.windowStartMs === windowStartMs;
+    const samePlan = lease.periodId === b.periodId && lease.rps === q.rps && lease.credits === q.credits && lease.period === q.period;
+    // A grant of another call that answered first, for another window or plan, goes back first.
+    if (!sameWindow || !samePlan) void this.giveBack(detach(lease));
+    lease.decided = (sameWindow ? lease.decided : 0) + b.costs.length;
+    lease.windowStartMs = windowStartMs;
+    lease.rps = q.rps;
+    lease.credits = q.credits;
+    lease.period = q.period;
+    lease.periodId = b.periodId;
+    lease.periodStartMs = b.periodStartMs;
+    lease.periodEndMs = b.periodEndMs;
+    lease.slots += slots;
+    lease.allowance += allowance;
+    lease.topup += topup;
+    lease.count = count;
+    lease.free = free;
+    if (this.closed) void this.giveBack(detach(lease));
+  }
+
+  /** Sends a lease's leftovers back; what Redis cannot take now is kept for the next sweep. */
+  private giveBack(back: Unspent): Promise<void> {
+    if (back.allowance === 0 && back.topup === 0) return Promise.resolve();
+    return this.commands
+      .egwQuotaRefund(this.creditKey(back.account, back.periodId), this.topupKey(back.account), back.allowance, back.topup)
+      .then(
+        () => undefined,
+        () => void this.owed.push(back),
+      );
+  }
+
+  /**
+   * Gives back the credits of leases whose window has ended (their account went quiet; a busy
+   * one gives them back with its next call), and what Redis could not take back before. Runs
+   * every LEASE_SWEEP_MS; a test calls it with the instant it wants.
+   */
+  async sweep(nowMs: number): Promise<void> {
+    const backs = this.owed;
+    this.owed = [];
+    for (const [account, lease] of this.leases) {
+      if (windowHolds(lease.windowStartMs, nowMs) && nowMs < lease.periodEndMs) continue;
+      backs.push(detach(lease));
+      this.leases.delete(account);
+    }
+    await Promise.all(backs.map((b) => this.giveBack(b)));
   }
 
   async refund(r: Refund): Promise<void> {
@@ -221,20 +412,112 @@ export class RedisQuotaStore implements QuotaStore {
       r.amount - r.fromTopup,
       r.fromTopup,
     );
+    // The balance a lease shows is the one Redis had at its grant, plus what came back since.
+    const lease = this.leases.get(r.account);
+    if (lease !== undefined && lease.periodId === r.periodId) lease.free += r.amount;
+    else if (lease !== undefined) lease.free += r.fromTopup;
   }
 
   async topUp(account: string, amount: number): Promise<number> {
-    return this.client.incrby(this.topupKey(account), amount);
+    const topup = await this.client.incrby(this.topupKey(account), amount);
+    const lease = this.leases.get(account);
+    if (lease !== undefined) lease.free += amount;
+    return topup + (lease?.topup ?? 0);
   }
 
+  /** The account's standing as this process sees it: its own lease's leftovers are not spent. */
   async balance(account: string, period: Period, nowMs: number): Promise<Balance> {
     const { id: periodId } = periodWindow(period, nowMs);
     // One slot: both keys share the account's hash tag.
     const [spent, topup] = await this.client.mget(this.creditKey(account, periodId), this.topupKey(account));
-    return { spent: Number(spent ?? 0), topup: Number(topup ?? 0), periodId };
+    const lease = this.leases.get(account);
+    const leased = lease !== undefined && lease.periodId === periodId ? lease.allowance : 0;
+    return { spent: Number(spent ?? 0) - leased, topup: Number(topup ?? 0) + (lease?.topup ?? 0), periodId };
   }
 
+  /** Gives every lease's leftovers back (the client is shared, the cache tier's too: its owner closes it). */
   async close(): Promise<void> {
-    // The client is shared (cache tier); its owner closes it.
+    this.closed = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    await this.sweep(Number.POSITIVE_INFINITY);
   }
+}
+
+/**
+ * What one process may decide alone for an account: request slots of one rate window and
+ * credits of one period, granted by the script (already counted and spent in Redis).
+ */
+interface Lease {
+  readonly account: string;
+  rps: number;
+  credits: number;
+  period: Period;
+  windowStartMs: number;
+  /** Request slots left. */
+  slots: number;
+  /** Requests this process decided for the account in this window, to size the next lease. */
+  decided: number;
+  periodId: string;
+  periodStartMs: number;
+  periodEndMs: number;
+  /** Credits left, from the period's allowance and from bought credits. */
+  allowance: number;
+  topup: number;
+  /** The window's count in Redis after the grant, this lease's slots included. */
+  count: number;
+  /** The balance Redis had left after the grant (what leases hold not included). */
+  free: number;
+}
+
+function windowHolds(startMs: number, nowMs: number): boolean {
+  return nowMs < startMs + RATE_WINDOW_MS && nowMs > startMs - RATE_WINDOW_MS;
+}
+
+function covers(l: Lease, q: QuotaQuery): boolean {
+  return (
+    l.slots > 0 &&
+    l.allowance + l.topup >= q.cost &&
+    q.nowMs < l.windowStartMs + RATE_WINDOW_MS &&
+    q.nowMs >= l.windowStartMs &&
+    q.nowMs >= l.periodStartMs &&
+    q.nowMs < l.periodEndMs &&
+    l.rps === q.rps &&
+    l.credits === q.credits &&
+    l.period === q.period
+  );
+}
+
+/** The decision the script would have taken for the next request of the window: the lease's slots are next in it. */
+function spend(l: Lease, q: QuotaQuery): QuotaDecision {
+  l.slots--;
+  l.decided++;
+  const fromAllowance = Math.min(q.cost, l.allowance);
+  const fromTopup = q.cost - fromAllowance;
+  l.allowance -= fromAllowance;
+  l.topup -= fromTopup;
+  return {
+    outcome: 'ok',
+    rateRemaining: Math.max(q.rps - (l.count - l.slots), 0),
+    rateResetMs: Math.min(Math.max(l.windowStartMs + RATE_WINDOW_MS - q.nowMs, 1), RATE_WINDOW_MS),
+    credits: l.free + l.allowance + l.topup,
+    billed: q.cost,
+    fromTopup,
+    periodId: l.periodId,
+  };
+}
+
+/** Takes a lease's leftovers out of it, to give them back. */
+function detach(l: Lease): Unspent {
+  const back = {
+    account: l.account,
+    windowStartMs: l.windowStartMs,
+    slots: l.slots,
+    periodId: l.periodId,
+    allowance: l.allowance,
+    topup: l.topup,
+  };
+  l.slots = 0;
+  l.allowance = 0;
+  l.topup = 0;
+  return back;
 }

@@ -41,7 +41,9 @@ afterAll(async () => {
 
 const implementations: [string, () => QuotaStore][] = [
   ['memory', () => new MemoryQuotaStore()],
-  ['redis', () => new RedisQuotaStore(redis, prefix)],
+  ['redis', () => new RedisQuotaStore(redis, prefix, { leases: false })],
+  // Leases decide locally what the script would have decided: same answers, one process.
+  ['redis with leases', () => new RedisQuotaStore(redis, prefix, { leases: true })],
 ];
 
 describe.each(implementations)('quota store contract: %s', (_name, make) => {
@@ -65,6 +67,39 @@ describe.each(implementations)('quota store contract: %s', (_name, make) => {
       expect(results.map((r) => r.rateRemaining)).toEqual([2, 1, 0, 0]);
       // The window opened with the first request: its end moves closer as the clock does.
       expect(results.map((r) => r.rateResetMs)).toEqual([1000, 900, 800, 700]);
+    });
+
+    it('a long run of requests on a large plan is decided as if one at a time, across windows', async () => {
+      const store = make();
+      const d = digest();
+      const q = (i: number, cost: number) => query({ account: d, rps: 300, credits: 100_000, cost, nowMs: noon + i * 2 });
+      // 1,000 requests 2 ms apart: two windows of 300 and a third, then the fourth's first 100;
+      // costs vary so that leases are spent unevenly. Some arrive together (one turn, one batch).
+      const seen: QuotaDecision[] = [];
+      for (let i = 0; i < 1000;) {
+        const together = i % 7 === 0 ? 3 : 1;
+        const turn = Array.from({ length: Math.min(together, 1000 - i) }, async (_, k) =>
+          store.decide(q(i + k, (i + k) % 3 === 0 ? 0 : 10 + ((i + k) % 5))),
+        );
+        seen.push(...(await Promise.all(turn)));
+        i += turn.length;
+      }
+      let spent = 0;
+      const expected = seen.map((_, i) => {
+        const inWindow = (i % 500) + 1;
+        const cost = i % 3 === 0 ? 0 : 10 + (i % 5);
+        const ok = inWindow <= 300;
+        if (ok) spent += cost;
+        return {
+          outcome: ok ? 'ok' : 'rate_limited',
+          rateRemaining: Math.max(300 - inWindow, 0),
+          credits: 100_000 - spent,
+          billed: ok ? cost : 0,
+        };
+      });
+      expect(seen.map(({ outcome, rateRemaining, credits, billed }) => ({ outcome, rateRemaining, credits, billed }))).toEqual(expected);
+      await store.close();
+      expect((await store.balance(d, 'daily', noon)).spent).toBe(spent);
     });
 
     it('concurrent decisions on one key are counted in arrival order', async () => {

@@ -1,5 +1,6 @@
 // "One round trip": the rate and credit decision of a request is one script call on Redis, seen
-// from Redis itself (MONITOR), and concurrent requests share calls.
+// from Redis itself (MONITOR), and concurrent requests share calls; with leases (the default), a
+// busy key costs a call per lease, not per request.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
@@ -19,7 +20,9 @@ beforeAll(async () => {
   explorer = await startFixtureExplorer();
   // No cache TTL and no usage rows: the shared cache tier and the usage batches (written off the
   // request path, once a second) stay out of the count, only quota decisions are left.
-  gw = await startGateway(makeConfig([explorer.url], { redis: { url: REDIS_URL, keyPrefix: prefix }, usage: { enabled: false } }));
+  gw = await startGateway(
+    makeConfig([explorer.url], { redis: { url: REDIS_URL, keyPrefix: prefix, leases: false }, usage: { enabled: false } }),
+  );
   monitor = await redis.duplicate().monitor();
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
     // Commands a script runs are listed too, with source "lua": they are not round trips.
@@ -61,6 +64,39 @@ describe('quota decisions on Redis', () => {
     expect(calls).toBeGreaterThanOrEqual(20);
     expect(calls).toBeLessThanOrEqual(21);
     expect(commands.filter((c) => c !== 'evalsha' && c !== 'eval')).toEqual([]);
+  });
+
+  it('with leases, cost a call per lease, and the same headers', async () => {
+    const leased = await startGateway(
+      makeConfig([explorer.url], { redis: { url: REDIS_URL, keyPrefix: `${prefix}leased:` }, usage: { enabled: false } }),
+    );
+    try {
+      await settle();
+      seen.length = 0;
+      const answers = [];
+      for (let i = 0; i < 200; i++) {
+        const r = await leased.get(BALANCES);
+        await r.arrayBuffer();
+        answers.push({
+          status: r.status,
+          credits: Number(r.headers.get('x-credits-remaining')),
+          rate: Number(r.headers.get('x-ratelimit-remaining')),
+        });
+      }
+      await settle();
+      expect(answers.map((r) => r.status)).toEqual(answers.map(() => 200));
+      const credits = answers.map((r) => r.credits);
+      const rate = answers.map((r) => r.rate);
+      expect(credits[0]).toBe(1_000_000 - 20);
+      // The plan's balance less 20 a request, and one slot less each time (the window may turn).
+      expect(credits).toEqual(credits.map((_, i) => credits[0]! - 20 * i));
+      expect(rate.slice(1).filter((r, i) => !(r === rate[i]! - 1 || r > rate[i]!))).toEqual([]);
+      const calls = seen.filter((a) => a[0]!.toLowerCase() === 'evalsha' || a[0]!.toLowerCase() === 'eval').length;
+      expect(calls).toBeGreaterThanOrEqual(2);
+      expect(calls).toBeLessThan(40);
+    } finally {
+      await leased.close();
+    }
   });
 
   it('a flood of unknown keys costs Redis nothing: every key is held in process', async () => {

@@ -1,0 +1,211 @@
+// Leases (quota/redis.ts): a process that keeps deciding for one key decides locally from the
+// request slots and credits the script granted it, and gives back what it did not use. Two
+// stores on one real Redis stand for two gateway processes. Every instant is the decision's
+// clock, moved by the test; nothing sleeps.
+import { afterAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { periodWindow } from '../../src/quota/period.js';
+import { RedisQuotaStore } from '../../src/quota/redis.js';
+import type { QuotaDecision, QuotaQuery } from '../../src/quota/types.js';
+import { RATE_WINDOW_MS } from '../../src/quota/window.js';
+import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
+import { until } from '../support/wait.js';
+
+const DAY_MS = 86_400_000;
+/** Noon UTC today: a period that has not ended, far from its edges. */
+const noon = Math.floor(Date.now() / DAY_MS) * DAY_MS + DAY_MS / 2;
+const periodId = periodWindow('daily', noon).id;
+
+const redis = connect();
+const prefix = testPrefix('leases');
+afterAll(async () => {
+  await deletePrefix(redis, prefix);
+  redis.disconnect();
+});
+
+let n = 0;
+const account = () => `lease${(n++).toString(16).padStart(4, '0')}`;
+const query = (over: Partial<QuotaQuery> & { account: string }): QuotaQuery => ({
+  rps: 1_000_000,
+  credits: 1_000_000,
+  period: 'daily',
+  cost: 10,
+  nowMs: noon,
+  ...over,
+});
+
+/** Redis's own record of an account: credits spent from the period's allowance, bought credits left. */
+async function inRedis(a: string): Promise<{ spent: number; topup: number; window: number }> {
+  const [spent, topup] = await redis.mget(`${prefix}{${a}}:credits:${periodId}`, `${prefix}{${a}}:topup`);
+  const window = Number(await redis.hget(`${prefix}{${a}}:window`, 'c'));
+  return { spent: Number(spent ?? 0), topup: Number(topup ?? 0), window };
+}
+
+/** Decides one request and says whether the store answered at once (from a lease) or had to ask Redis. */
+async function decide(store: RedisQuotaStore, q: QuotaQuery): Promise<{ d: QuotaDecision; local: boolean }> {
+  const answer = store.decide(q);
+  return { d: await answer, local: !(answer instanceof Promise) };
+}
+
+describe('quota leases on Redis', () => {
+  it('decide most requests of a busy key locally, with the answers a call per request gives', async () => {
+    const a = account();
+    const leased = new RedisQuotaStore(redis, prefix);
+    const plain = new RedisQuotaStore(redis, prefix, { leases: false });
+    const b = account();
+    const local: boolean[] = [];
+    for (let i = 0; i < 500; i++) {
+      const x = await decide(leased, query({ account: a }));
+      const y = await decide(plain, query({ account: b }));
+      local.push(x.local);
+      expect(y.local).toBe(false);
+      expect(x.d).toEqual(y.d);
+      expect(x.d).toMatchObject({ outcome: 'ok', rateRemaining: 1_000_000 - (i + 1), credits: 1_000_000 - 10 * (i + 1), billed: 10 });
+    }
+    // The first two ask Redis (a key is leased once it is seen twice in a window), then a lease
+    // of 16 requests, 32, 64...: a handful of calls for 500 requests.
+    expect(local.filter((l) => !l).length).toBeLessThanOrEqual(8);
+    expect(local.slice(0, 2)).toEqual([false, false]);
+    // The unspent part of the lease is counted and spent in Redis until it is given back.
+    expect((await inRedis(a)).spent).toBeGreaterThan(5_000);
+    await leased.close();
+    expect(await inRedis(a)).toMatchObject({ spent: 5_000 });
+  });
+
+  it('spend a balance exactly once across two processes, however their leases interleave', async () => {
+    const a = account();
+    const one = new RedisQuotaStore(redis, prefix);
+    const two = new RedisQuotaStore(redis, prefix);
+    const credits = 20_000;
+    let billed = 0;
+    let ok = 0;
+    let local = 0;
+    // 3,000 steps 1 ms apart (three windows); each sends 1 to 4 requests to one process or the
+    // other in one turn, costs from 5 to 13, until both have refused for a while.
+    for (let step = 0; step < 3_000; step++) {
+      const store = step % 3 === 0 ? two : one;
+      const together = 1 + (step % 4);
+      const answers = Array.from({ length: together }, (_, k) =>
+        decide(store, query({ account: a, credits, cost: 5 + ((step + k) % 9), nowMs: noon + step })),
+      );
+      for (const { d, local: l } of await Promise.all(answers)) {
+        billed += d.billed;
+        if (d.outcome === 'ok') ok++;
+        if (l) local++;
+        expect(d.outcome === 'ok' || d.outcome === 'out_of_credits').toBe(true);
+      }
+    }
+    expect(local).toBeGreaterThan(1_000);
+    // Never beyond the balance, and nothing left stranded in a lease: every credit was sold once.
+    expect(billed).toBeLessThanOrEqual(credits);
+    expect(credits - billed).toBeLessThan(13);
+    await Promise.all([one.close(), two.close()]);
+    expect((await inRedis(a)).spent).toBe(billed);
+    expect(ok).toBeGreaterThan(credits / 13);
+  });
+
+  it('give a quiet key its unspent lease back once the window is over', async () => {
+    const a = account();
+    const store = new RedisQuotaStore(redis, prefix);
+    for (let i = 0; i < 100; i++) await store.decide(query({ account: a, nowMs: noon + i }));
+    const held = await inRedis(a);
+    expect(held.spent).toBeGreaterThan(1_000);
+    expect(held.window).toBeGreaterThan(100);
+    // This process counts its lease as not spent; Redis does until it is given back.
+    expect((await store.balance(a, 'daily', noon)).spent).toBe(1_000);
+    await store.sweep(noon + RATE_WINDOW_MS - 1);
+    expect((await inRedis(a)).spent).toBe(held.spent);
+    await store.sweep(noon + RATE_WINDOW_MS);
+    expect((await inRedis(a)).spent).toBe(1_000);
+    await store.close();
+    expect((await inRedis(a)).spent).toBe(1_000);
+  });
+
+  it('allow exactly rps requests in a window across two processes: unspent slots go back with the next call', async () => {
+    const a = account();
+    const one = new RedisQuotaStore(redis, prefix);
+    const two = new RedisQuotaStore(redis, prefix);
+    const rps = 400;
+    let ok = 0;
+    let local = 0;
+    let refusedInARow = 0;
+    // Uneven: `one` gets two requests for every one `two` gets, all in one window, until both
+    // are refused. A refusal comes only from Redis. Every fifth request costs more than a lease
+    // was sized for, so a lease often runs out of credits before slots: its next call gives the
+    // slots back.
+    for (let i = 0; refusedInARow < 6; i++) {
+      expect(i).toBeLessThan(2 * rps);
+      const { d, local: l } = await decide(
+        i % 3 === 2 ? two : one,
+        query({ account: a, rps, cost: i % 5 === 4 ? 30 : 1, nowMs: noon + (i % 900) }),
+      );
+      if (l) local++;
+      if (d.outcome === 'ok') {
+        ok++;
+        refusedInARow = 0;
+      } else refusedInARow++;
+    }
+    expect(local).toBeGreaterThan(rps / 4);
+    expect(ok).toBe(rps);
+    expect((await inRedis(a)).window).toBeGreaterThanOrEqual(rps);
+    await Promise.all([one.close(), two.close()]);
+  });
+
+  it('never lease to a key near its limits: every request is decided in Redis', async () => {
+    const store = new RedisQuotaStore(redis, prefix);
+    const slow = account();
+    for (let i = 0; i < 40; i++) expect((await decide(store, query({ account: slow, rps: 40, cost: 0 }))).local).toBe(false);
+    expect((await store.decide(query({ account: slow, rps: 40, cost: 0 }))).outcome).toBe('rate_limited');
+    const poor = account();
+    for (let i = 0; i < 50; i++) {
+      const { d, local } = await decide(store, query({ account: poor, credits: 500 }));
+      expect(local).toBe(false);
+      expect(d.credits).toBe(500 - 10 * (i + 1));
+    }
+    expect((await store.decide(query({ account: poor, credits: 500 }))).outcome).toBe('out_of_credits');
+    await store.close();
+  });
+
+  it('spend bought credits after the allowance from a lease too, and give each back to its own bucket', async () => {
+    const a = account();
+    const store = new RedisQuotaStore(redis, prefix);
+    await store.topUp(a, 100_000);
+    const fromTopup: number[] = [];
+    for (let i = 0; i < 300; i++) fromTopup.push((await store.decide(query({ account: a, credits: 1_000 }))).fromTopup);
+    expect(fromTopup).toEqual(Array.from({ length: 300 }, (_, i) => (i < 100 ? 0 : 10)));
+    await store.close();
+    expect(await inRedis(a)).toMatchObject({ spent: 1_000, topup: 100_000 - 2_000 });
+  });
+
+  it('keep what a failed call was giving back, and give it back once Redis answers again', async () => {
+    const url = new URL(REDIS_URL);
+    const proxy = await startTcpProxy(url.hostname, Number(url.port || 6379));
+    const client = new Redis({
+      host: '127.0.0.1',
+      port: proxy.port,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      retryStrategy: () => 20,
+    });
+    try {
+      await until(() => client.status === 'ready', 'the client to connect');
+      const store = new RedisQuotaStore(client, prefix);
+      const a = account();
+      for (let i = 0; i < 100; i++) await store.decide(query({ account: a }));
+      expect((await inRedis(a)).spent).toBeGreaterThan(1_000);
+      await proxy.cut();
+      await until(() => client.status !== 'ready', 'the client to see the cut');
+      // The next window's first request needs Redis, which fails: the lease's leftovers stay owed.
+      await expect(store.decide(query({ account: a, nowMs: noon + RATE_WINDOW_MS }))).rejects.toThrow();
+      await store.sweep(noon + RATE_WINDOW_MS);
+      await proxy.restore();
+      await until(() => client.status === 'ready', 'the client to reconnect');
+      await store.close();
+      expect((await inRedis(a)).spent).toBe(1_000);
+    } finally {
+      client.disconnect();
+      await proxy.close();
+    }
+  });
+});
