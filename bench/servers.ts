@@ -108,7 +108,7 @@ function quotaApp(store: QuotaStore): FastifyInstance {
 /** The whole gateway, as `npm start` builds it, with one chain on the origin and one key. */
 function gatewayApp(
   origin: string,
-  opts: { log: boolean; redisPrefix?: string | undefined; cache: boolean; usage?: boolean },
+  opts: { log: boolean; redisPrefix?: string | undefined; cache: boolean; usage?: boolean; leases?: boolean },
 ): FastifyInstance {
   const config = configSchema.parse({
     server: { host: '127.0.0.1', port: 0 },
@@ -122,7 +122,7 @@ function gatewayApp(
     health: { probeIntervalMs: 3_600_000 },
     storage: { path: ':memory:' },
     usage: { enabled: opts.usage ?? true },
-    ...(opts.redisPrefix ? { redis: { url: redisUrl(), keyPrefix: opts.redisPrefix } } : {}),
+    ...(opts.redisPrefix ? { redis: { url: redisUrl(), keyPrefix: opts.redisPrefix, leases: opts.leases ?? true } } : {}),
   });
   // Log lines are written (serialised, buffered and all) as on stdout in production, but to
   // /dev/null rather than the handshake pipe.
@@ -146,6 +146,7 @@ async function buildVariant(variant: Variant, redisPrefix: string | undefined, o
   if (variant === 'gateway-hit-nousage') return gatewayApp(o, { log: false, cache: true, usage: false });
   if (variant === 'gateway-hit-apikey') return gatewayApp(o, { log: false, cache: true });
   if (variant === 'gateway-hit-redis-apikey') return gatewayApp(o, { log: false, cache: true, redisPrefix });
+  if (variant === 'gateway-hit-redis-calls') return gatewayApp(o, { log: false, cache: true, redisPrefix, leases: false });
   if (variant === 'gateway-hit-workers') return gatewayApp(o, { log: false, cache: true, redisPrefix });
   if (variant === 'gateway-hit-redis') return gatewayApp(o, { log: false, cache: true, redisPrefix });
   if (variant === 'gateway-miss') return gatewayApp(o, { log: false, cache: false });

@@ -16,6 +16,8 @@
  *   port, not pinned: they share both cores with the load generator
  * - gateway-hit-apikey, gateway-hit-redis-apikey: the same hits with the key in `?apikey=` (how
  *   Etherscan-style clients send it) instead of `Authorization: Bearer`
+ * - gateway-hit-redis-calls: gateway-hit-redis with `redis.leases: false`: one script call per
+ *   request (per key and event-loop turn), what a hit on Redis cost before leases
  * - gateway-hit-base: `gateway-hit` as another git revision builds it (`--base REF`), to compare
  *   a change with what it changes, in the same run
  */
@@ -31,6 +33,7 @@ export const VARIANTS = [
   'gateway-hit-log',
   'gateway-hit-redis',
   'gateway-hit-redis-apikey',
+  'gateway-hit-redis-calls',
   'gateway-hit-workers',
   'nginx-cache',
   'proxy-bare',
@@ -47,6 +50,7 @@ export const NEEDS_ORIGIN: ReadonlySet<Variant> = new Set([
   'gateway-hit-log',
   'gateway-hit-redis',
   'gateway-hit-redis-apikey',
+  'gateway-hit-redis-calls',
   'gateway-hit-workers',
   'nginx-cache',
   'proxy-bare',
@@ -65,6 +69,7 @@ export const HAS_QUOTA_HEADERS: ReadonlySet<Variant> = new Set([
   'gateway-hit-log',
   'gateway-hit-redis',
   'gateway-hit-redis-apikey',
+  'gateway-hit-redis-calls',
   'gateway-hit-workers',
   'gateway-miss',
 ]);
@@ -73,6 +78,7 @@ export const USES_REDIS: ReadonlySet<Variant> = new Set([
   'quota-redis',
   'gateway-hit-redis',
   'gateway-hit-redis-apikey',
+  'gateway-hit-redis-calls',
   'gateway-hit-workers',
 ]);
 /** Variants whose requests carry the key in `?apikey=` rather than in an Authorization header. */
