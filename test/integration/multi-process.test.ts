@@ -4,6 +4,8 @@ import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explor
 import { ADDRESS } from '../support/gateway.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/process.js';
 import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
+import { until } from '../support/wait.js';
+import { hashKey } from '../../src/auth/digest.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
 const redis = connect();
@@ -21,10 +23,12 @@ beforeAll(async () => {
     plans: {
       credits: { rps: 100_000, credits: 1_000, period: 'daily' },
       rate: { rps: 10, credits: 1_000_000, period: 'daily' },
+      plenty: { rps: 100_000, credits: 1_000_000, period: 'daily' },
     },
     keys: [
       { name: 'credits', key: 'multi-credits-key', plan: 'credits' },
       ...RATE_KEYS.map((key, i) => ({ name: `rate-${i}`, key, plan: 'rate' })),
+      { name: 'plenty', key: 'multi-plenty-key', plan: 'plenty' },
     ],
     log: { level: 'warn', requests: false },
   };
@@ -60,6 +64,26 @@ describe('two gateway processes on one Redis', () => {
     // the shared cache make it far fewer).
     expect(explorer.hits() - hitsBefore).toBeGreaterThanOrEqual(1);
     expect(explorer.hits() - hitsBefore).toBeLessThanOrEqual(50);
+  });
+
+  it('bill every answer once with leases: what the leases held goes back to Redis', async () => {
+    // Bursts on a key with room to spare: each process takes leases and answers from them.
+    const answers: Response[] = [];
+    for (let i = 0; i < 8; i++) answers.push(...(await burst(50, 'multi-plenty-key')));
+    expect(answers.map((r) => r.status)).toEqual(answers.map(() => 200));
+    const shown = answers.map((r) => Number(r.headers.get('x-credits-remaining')));
+    // Another process's unspent lease counts as spent until it is given back: a balance shown may
+    // be lower than what is left, never higher.
+    expect(Math.max(...shown)).toBeLessThanOrEqual(1_000_000 - 20);
+    // Credits a lease held but did not spend are given back once its window is over (within a
+    // second or two): then Redis holds exactly what the answers were billed.
+    // Every period's counter of the key, so that a test run across midnight UTC adds up too.
+    const spent = async () => {
+      const keys = await redis.keys(`${prefix}{${hashKey('multi-plenty-key')}}:credits:*`);
+      const values = keys.length === 0 ? [] : await redis.mget(...keys);
+      return values.reduce((sum, v) => sum + Number(v ?? 0), 0);
+    };
+    await until(async () => (await spent()) === 400 * 20, 'the leases to be given back');
   });
 
   it("let through no more than the plan's requests per second together", async () => {
