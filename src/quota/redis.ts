@@ -15,17 +15,19 @@
 // Leases: a round trip per request (or per turn) made a hit on Redis cost 0.6 of a bare route,
 // the process idling while Redis decided (bench/results/2026-11-23-targets.md). So a process that
 // keeps deciding for one account is granted a lease by the same script: request slots of the
-// current window and credits, counted and spent in Redis at once, which it then hands out
-// locally, in the order and with the headers the script would have given, until they run out,
-// the window ends or the period does; its next call gives back what is left and asks for a
-// larger one (Doorman's and Envoy's quota leases are the same idea). Credits are never taken
-// twice nor beyond the balance: a lease is spent credits until it is given back. A lease is
+// current window, counted at once, and a reservation of credits, which other processes cannot
+// take. It hands them out locally, in the order and with the headers the script would have
+// given, until they run out, the window ends or the period does; its next call settles the lease
+// (bills what it spent, releases the rest) and asks for a larger one (Doorman's and Envoy's
+// quota leases are the same idea). Billing happens at settlement and only while Redis still
+// holds the reservation, so a settlement sent twice bills once; a reservation nobody settles (a
+// call whose reply was lost, a crashed process) lapses LEASE_GRACE_MS after its window, and its
+// credits are free again. Credits are never taken beyond the balance nor twice. A lease is
 // granted only while the window and the balance keep LEASE_SHARE times of it and it covers
 // LEASE_MIN_REQUESTS requests, so a key near a limit is decided request by request, exactly, by
-// every process. What it costs: for the rest of a window (one second) after a lease was granted,
-// other processes do not see the lease's unspent part; one of them may refuse a request for a
-// balance that a lease elsewhere still holds, and x-credits-remaining lags by up to a second. A
-// crashed process takes at most one lease with it. `redis.leases: false` turns them off.
+// every process. What it costs: until a lease is settled (a second or two), other processes see
+// its reservation as spent, and one of them may refuse a request for credits the lease will
+// release. `redis.leases: false` turns leases off.
 import type { RedisClient } from '../redis/client.js';
 import { periodWindow, type Period } from './period.js';
 import type { Balance, QuotaDecision, QuotaOutcome, QuotaQuery, QuotaStore, Refund } from './types.js';
@@ -37,8 +39,14 @@ export const LEASE_SHARE = 4;
 export const LEASE_MIN_REQUESTS = 16;
 /** Nor more than this many: a lease doubles while its process keeps using it, up to here. */
 export const LEASE_MAX_REQUESTS = 65_536;
-/** How often leases of quiet accounts are given back. */
+/** How often leases of quiet accounts are settled. */
 export const LEASE_SWEEP_MS = 1_000;
+/**
+ * A reservation lapses this long after its lease's window ends (by the deciding clocks): long
+ * enough for its holder to settle it (within LEASE_SWEEP_MS, or when Redis is back) and for clock
+ * skew between gateway hosts; a lease settled later bills nothing.
+ */
+export const LEASE_GRACE_MS = 10_000;
 
 /**
  * How long a rate window's key outlives its last request in Redis. Only for clean-up: whether a
@@ -58,25 +66,24 @@ export const CREDIT_KEY_GRACE_MS = 3_600_000;
 // left by the requests before it covers its cost, from the period's allowance first, then from
 // bought credits. window.ts and memory.ts are the same logic for one store.
 //
-// Before deciding, it takes back what a lease of this process left unspent (the file's head
-// explains leases); after deciding, it may grant a new one: request slots of the current window and
-// credits, taken now as if spent, so the holder decides locally until they run out. A lease is
-// granted only while both the window and the balance keep at least LEASE_SHARE times of it, and
-// only if it covers LEASE_MIN_REQUESTS requests: a key near either limit is decided here, request
-// by request, by every process.
+// Before deciding, it settles the lease this process gives back (the file's head explains
+// leases) and lets reservations past their deadline lapse; after deciding, it may grant a new
+// lease. The balance it decides from leaves out every live reservation.
 // KEYS[1] rate window (hash: s = start ms, c = count), KEYS[2] credits spent in the period,
-// KEYS[3] bought credits left, KEYS[4] credits spent in the returned lease's period.
+// KEYS[3] bought credits left, KEYS[4] the period's reservations (hash: lease id -> "allowance:
+// bought:deadline ms"), KEYS[5] and KEYS[6] the same two for the settled lease's period.
 // ARGV: now ms, rps, window ms, rate key ttl ms, plan credits, credit key ttl ms, lease slots
-// wanted, returned lease's window start, its unspent slots, allowance and bought credits, then one
-// cost per request. Returns, per request: outcome (0 ok, 1 rate limited, 2 out of credits),
-// position in the window, ms until the window ends, balance after it, and what it took from
-// bought credits; then the window's start, the lease's slots, allowance and bought credits, the
-// window's count and the balance left after the lease.
+// wanted, the settled lease's window start, unused slots, id ('' for none), allowance and bought
+// credits it spent, the new lease's id and deadline, then one cost per request. Returns, per
+// request: outcome (0 ok, 1 rate limited, 2 out of credits), position in the window, ms until
+// the window ends, balance after it, and what it took from bought credits; then the window's
+// start, the lease's slots, allowance and bought credits, the window's count and the balance left
+// besides every reservation.
 const DECIDE_LUA = `
 local now = tonumber(ARGV[1])
 local rps = tonumber(ARGV[2])
 local windowMs = tonumber(ARGV[3])
-local n = #ARGV - 11
+local n = #ARGV - 14
 local w = redis.call('hmget', KEYS[1], 's', 'c')
 local start = tonumber(w[1])
 local base = tonumber(w[2]) or 0
@@ -86,21 +93,35 @@ if not start or now >= start + windowMs or now <= start - windowMs then
 elseif tonumber(ARGV[9]) > 0 and tonumber(ARGV[8]) == start then
   base = math.max(base - tonumber(ARGV[9]), 0)
 end
-local backToAllowance = tonumber(ARGV[10])
-if backToAllowance > 0 and redis.call('exists', KEYS[4]) == 1 then
-  redis.call('decrby', KEYS[4], math.min(backToAllowance, tonumber(redis.call('get', KEYS[4]))))
+if ARGV[10] ~= '' and redis.call('hdel', KEYS[6], ARGV[10]) == 1 then
+  if tonumber(ARGV[11]) > 0 then
+    redis.call('incrby', KEYS[5], ARGV[11])
+    if redis.call('pttl', KEYS[5]) < 0 then redis.call('pexpire', KEYS[5], ARGV[6]) end
+  end
+  if tonumber(ARGV[12]) > 0 then redis.call('decrby', KEYS[3], ARGV[12]) end
 end
-if tonumber(ARGV[11]) > 0 then redis.call('incrby', KEYS[3], ARGV[11]) end
+local reservedAllowance = 0
+local reservedTopup = 0
+local held = redis.call('hgetall', KEYS[4])
+for i = 1, #held, 2 do
+  local a, t, deadline = string.match(held[i + 1], '^(%d+):(%d+):(%d+)$')
+  if not deadline or tonumber(deadline) <= now then
+    redis.call('hdel', KEYS[4], held[i])
+  else
+    reservedAllowance = reservedAllowance + tonumber(a)
+    reservedTopup = reservedTopup + tonumber(t)
+  end
+end
 local reset = math.min(math.max(start + windowMs - now, 1), windowMs)
 local spentBefore = tonumber(redis.call('get', KEYS[2]) or '0')
-local topup = tonumber(redis.call('get', KEYS[3]) or '0')
-local allowance = math.max(tonumber(ARGV[5]) - spentBefore, 0)
+local topup = math.max(tonumber(redis.call('get', KEYS[3]) or '0') - reservedTopup, 0)
+local allowance = math.max(tonumber(ARGV[5]) - spentBefore - reservedAllowance, 0)
 local fromAllowanceAll = 0
 local fromTopupAll = 0
 local maxCost = 0
 local out = {}
 for i = 1, n do
-  local cost = tonumber(ARGV[11 + i])
+  local cost = tonumber(ARGV[14 + i])
   if cost > maxCost then maxCost = cost end
   local outcome = 0
   local fromTopup = 0
@@ -138,8 +159,8 @@ elseif maxCost > 0 then
     leaseTopup = credits - leaseAllowance
     allowance = allowance - leaseAllowance
     topup = topup - leaseTopup
-    fromAllowanceAll = fromAllowanceAll + leaseAllowance
-    fromTopupAll = fromTopupAll + leaseTopup
+    redis.call('hset', KEYS[4], ARGV[13], string.format('%d:%d:%d', leaseAllowance, leaseTopup, tonumber(ARGV[14])))
+    if redis.call('pttl', KEYS[4]) < 0 then redis.call('pexpire', KEYS[4], ARGV[6]) end
   end
 end
 redis.call('hset', KEYS[1], 's', start, 'c', base + n + slots)
@@ -158,6 +179,20 @@ out[#out + 1] = allowance + topup
 return out
 `;
 
+// Settles a lease outside a decision: KEYS[1] credits spent in its period, KEYS[2] bought credits,
+// KEYS[3] the period's reservations; ARGV: lease id, allowance and bought credits it spent, the
+// credit key's ttl. Bills only if the reservation is still there (then removes it): once.
+const SETTLE_LUA = `
+if redis.call('hdel', KEYS[3], ARGV[1]) == 1 then
+  if tonumber(ARGV[2]) > 0 then
+    redis.call('incrby', KEYS[1], ARGV[2])
+    if redis.call('pttl', KEYS[1]) < 0 then redis.call('pexpire', KEYS[1], ARGV[4]) end
+  end
+  if tonumber(ARGV[3]) > 0 then redis.call('decrby', KEYS[2], ARGV[3]) end
+end
+return 0
+`;
+
 // KEYS[1] credits spent in the period, KEYS[2] bought credits; ARGV[1] back to the allowance,
 // ARGV[2] back to bought credits. A period whose counter is gone has no allowance to give back to.
 const REFUND_LUA = `
@@ -167,13 +202,24 @@ return 0
 `;
 
 interface QuotaCommands {
-  egwQuotaDecide(rateKey: string, creditKey: string, topupKey: string, returnKey: string, ...args: (string | number)[]): Promise<number[]>;
+  egwQuotaDecide(...keysAndArgs: (string | number)[]): Promise<number[]>;
   egwQuotaRefund(creditKey: string, topupKey: string, toAllowance: number, toTopup: number): Promise<number>;
+  egwQuotaSettle(
+    creditKey: string,
+    topupKey: string,
+    reservations: string,
+    id: string,
+    allowance: number,
+    topup: number,
+    ttl: number,
+  ): Promise<number>;
 }
 
 const OUTCOMES: readonly QuotaOutcome[] = ['ok', 'rate_limited', 'out_of_credits'];
-/** Numbers the script returns per request, and after them for the lease. */
+/** Numbers the script returns per request (the lease's come after them). */
 const PER_REQUEST = 5;
+/** Names this store's leases apart from other processes' (the lease ids in Redis). */
+let stores = 0;
 
 /** Requests of one account (and plan and period) waiting for the same script call. */
 interface Batch {
@@ -186,15 +232,17 @@ interface Batch {
   waiters: { resolve: (d: QuotaDecision) => void; reject: (e: unknown) => void }[];
 }
 
-/** What a lease left unspent, on its way back to Redis. */
-interface Unspent {
+/** A lease on its way to being settled: what it spent, and the slots it did not use. */
+interface Settlement {
   account: string;
-  /** The window its slots belong to, and the slots. */
-  windowStartMs: number;
-  slots: number;
+  /** '' for a lease of slots only, which holds no reservation. */
+  id: string;
   periodId: string;
+  /** Spent from the period's allowance and from bought credits. */
   allowance: number;
   topup: number;
+  windowStartMs: number;
+  slots: number;
 }
 
 export interface RedisQuotaOptions {
@@ -211,10 +259,14 @@ export class RedisQuotaStore implements QuotaStore {
   private flushScheduled = false;
   private readonly leasing: boolean;
   private readonly leases = new Map<string, Lease>();
-  /** Unspent lease credits that Redis has not taken back yet (it failed): retried by the sweep. */
-  private owed: Unspent[] = [];
+  /** Requests that arrived while their account's call was on its way, by account. */
+  private readonly waiting = new Map<string, { query: QuotaQuery; resolve: (d: QuotaDecision) => void; reject: (e: unknown) => void }[]>();
+  /** Settlements Redis has not taken yet (it failed): retried by the sweep. */
+  private owed: Settlement[] = [];
   private sweeper: NodeJS.Timeout | undefined;
   private readonly now: () => number;
+  private readonly storeId = `${process.pid.toString(36)}.${Date.now().toString(36)}.${(stores++).toString(36)}`;
+  private leaseIds = 0;
   private closed = false;
 
   constructor(
@@ -222,12 +274,19 @@ export class RedisQuotaStore implements QuotaStore {
     private readonly prefix: string,
     options: RedisQuotaOptions = {},
   ) {
-    client.defineCommand('egwQuotaDecide', { numberOfKeys: 4, lua: DECIDE_LUA });
+    client.defineCommand('egwQuotaDecide', { numberOfKeys: 6, lua: DECIDE_LUA });
     client.defineCommand('egwQuotaRefund', { numberOfKeys: 2, lua: REFUND_LUA });
+    client.defineCommand('egwQuotaSettle', { numberOfKeys: 3, lua: SETTLE_LUA });
     this.commands = client as unknown as QuotaCommands;
     this.leasing = options.leases ?? true;
     this.now = options.now ?? Date.now;
   }
+
+  /**
+   * A connection lost may be a Redis that lost its data: stop deciding locally, and settle every
+   * lease once Redis answers again (billed only if Redis still holds its reservation).
+   */
+  private readonly connectionLost = (): void => void this.settleAll(Number.POSITIVE_INFINITY);
 
   /**
    * A hash since the window is kept with its start instant; named apart from the plain counter
@@ -246,6 +305,11 @@ export class RedisQuotaStore implements QuotaStore {
     return `${this.prefix}{${account}}:topup`;
   }
 
+  /** Credits leases hold in a period, by lease. */
+  reservationsKey(account: string, periodId: string): string {
+    return `${this.prefix}{${account}}:leases:${periodId}`;
+  }
+
   /**
    * A request its account's lease covers is decided here and now, with no round trip. The others
    * that arrive in one event-loop turn are sent together, one script call per key (setImmediate
@@ -255,6 +319,10 @@ export class RedisQuotaStore implements QuotaStore {
   decide(q: QuotaQuery): QuotaDecision | Promise<QuotaDecision> {
     const lease = this.leasing ? this.leases.get(q.account) : undefined;
     if (lease !== undefined && covers(lease, q)) return spend(lease, q);
+    // While a call for the account is on its way, the next requests wait for its lease rather
+    // than ask for another: one reservation per account and process at a time.
+    const waiting = this.leasing ? this.waiting.get(q.account) : undefined;
+    if (waiting !== undefined) return new Promise((resolve, reject) => waiting.push({ query: q, resolve, reject }));
     const period = periodWindow(q.period, q.nowMs);
     const id = `${q.account}|${period.id}|${q.rps}|${q.credits}`;
     let batch = this.pending.get(id);
@@ -280,30 +348,38 @@ export class RedisQuotaStore implements QuotaStore {
   private send(b: Batch): void {
     const q = b.query;
     const lease = this.leasing ? this.leases.get(q.account) : undefined;
-    // The lease's leftovers ride along and are taken back before the batch is decided; the
-    // lease is asked for again, larger, if this process keeps deciding for the account.
-    const back = lease === undefined ? undefined : detach(lease);
+    // The lease rides along to be settled before the batch is decided; a new one is asked for,
+    // larger, if this process keeps deciding for the account.
+    const back = lease === undefined ? undefined : settlement(lease);
     const current = lease !== undefined && windowHolds(lease.windowStartMs, q.nowMs);
     const decidedBefore = current ? lease.decided : 0;
-    const hot = this.leasing && (b.costs.length > 1 || current);
+    const hot = this.leasing && !this.closed && (b.costs.length > 1 || current);
     const want = hot ? Math.min(Math.max(2 * (decidedBefore + b.costs.length), LEASE_MIN_REQUESTS), LEASE_MAX_REQUESTS) : 0;
+    const leaseId = want > 0 ? `${this.storeId}.${(this.leaseIds++).toString(36)}` : '';
+    const backPeriod = back?.periodId ?? b.periodId;
+    if (this.leasing && !this.waiting.has(q.account)) this.waiting.set(q.account, []);
     this.commands
       .egwQuotaDecide(
         this.rateKey(q.account),
         this.creditKey(q.account, b.periodId),
         this.topupKey(q.account),
-        this.creditKey(q.account, back?.periodId ?? b.periodId),
+        this.reservationsKey(q.account, b.periodId),
+        this.creditKey(q.account, backPeriod),
+        this.reservationsKey(q.account, backPeriod),
         q.nowMs,
         q.rps,
         RATE_WINDOW_MS,
         RATE_KEY_TTL_MS,
         q.credits,
-        Math.max(b.periodEndMs - q.nowMs, 1) + CREDIT_KEY_GRACE_MS,
+        this.creditTtl(b.periodEndMs, q.nowMs),
         want,
         back?.windowStartMs ?? 0,
         back?.slots ?? 0,
+        back?.id ?? '',
         back?.allowance ?? 0,
         back?.topup ?? 0,
+        leaseId,
+        Math.floor(q.nowMs) + RATE_WINDOW_MS + LEASE_GRACE_MS,
         ...b.costs,
       )
       .then(
@@ -323,17 +399,39 @@ export class RedisQuotaStore implements QuotaStore {
               periodId: b.periodId,
             });
           });
-          if (this.leasing) this.install(b, reply.slice(b.costs.length * PER_REQUEST));
+          if (this.leasing) this.install(b, leaseId, reply.slice(b.costs.length * PER_REQUEST));
+          this.release(q.account);
         },
         (err: unknown) => {
+          // The call may still have run (a reply lost): its settlement is sent again, and bills
+          // nothing the second time; a lease it granted lapses unused. No lease is trusted until
+          // Redis answers again.
           if (back !== undefined) this.owed.push(back);
+          this.settleAll(Number.POSITIVE_INFINITY);
           for (const w of b.waiters) w.reject(err);
+          this.release(q.account);
         },
       );
   }
 
-  /** Keeps what the script granted as the account's lease, or gives it back when it cannot be used. */
-  private install(b: Batch, granted: number[]): void {
+  /** Decides what waited for the account's call: from its lease, or in the next call. */
+  private release(account: string): void {
+    const queued = this.waiting.get(account);
+    if (queued === undefined) return;
+    this.waiting.delete(account);
+    for (const w of queued) {
+      const d = this.decide(w.query);
+      if (d instanceof Promise) d.then(w.resolve, w.reject);
+      else w.resolve(d);
+    }
+  }
+
+  private creditTtl(periodEndMs: number, nowMs: number): number {
+    return Math.max(periodEndMs - nowMs, 1) + CREDIT_KEY_GRACE_MS;
+  }
+
+  /** Keeps what the script granted as the account's lease. */
+  private install(b: Batch, leaseId: string, granted: number[]): void {
     const [windowStartMs = 0, slots = 0, allowance = 0, topup = 0, count = 0, free = 0] = granted;
     const q = b.query;
     let lease = this.leases.get(q.account);
@@ -346,22 +444,29 @@ export class RedisQuotaStore implements QuotaStore {
         windowStartMs,
         slots: 0,
         decided: 0,
+        id: '',
         periodId: b.periodId,
         periodStartMs: 0,
         periodEndMs: 0,
         allowance: 0,
         topup: 0,
+        grantedAllowance: 0,
+        grantedTopup: 0,
         count,
         free,
       };
       this.leases.set(q.account, lease);
-      // Armed with the first lease: a store that never leases keeps no timer.
-      this.sweeper ??= setInterval(() => void this.sweep(this.now()), LEASE_SWEEP_MS).unref();
+      // Armed with the first lease: a store that never leases keeps no timer and no listener.
+      if (this.sweeper === undefined) {
+        this.sweeper = setInterval(() => void this.sweep(this.now()), LEASE_SWEEP_MS).unref();
+        this.client.on('close', this.connectionLost);
+      }
     }
     const sameWindow = lease.windowStartMs === windowStartMs;
     const samePlan = lease.periodId === b.periodId && lease.rps === q.rps && lease.credits === q.credits && lease.period === q.period;
-    // A grant of another call that answered first, for another window or plan, goes back first.
-    if (!sameWindow || !samePlan) void this.giveBack(detach(lease));
+    // A lease another call was granted meanwhile is settled: one reservation per lease. Its
+    // unused slots stay with the account's lease if they belong to the same window.
+    const carried = lease.id !== '' || lease.slots > 0 ? this.settle(settlement(lease)) : 0;
     lease.decided = (sameWindow ? lease.decided : 0) + b.costs.length;
     lease.windowStartMs = windowStartMs;
     lease.rps = q.rps;
@@ -370,82 +475,122 @@ export class RedisQuotaStore implements QuotaStore {
     lease.periodId = b.periodId;
     lease.periodStartMs = b.periodStartMs;
     lease.periodEndMs = b.periodEndMs;
-    lease.slots += slots;
-    lease.allowance += allowance;
-    lease.topup += topup;
+    lease.slots = slots + (sameWindow && samePlan ? carried : 0);
+    lease.id = allowance + topup > 0 ? leaseId : '';
+    lease.allowance = lease.grantedAllowance = allowance;
+    lease.topup = lease.grantedTopup = topup;
     lease.count = count;
     lease.free = free;
-    if (this.closed) void this.giveBack(detach(lease));
+    if (this.closed) void this.settle(settlement(lease));
   }
 
-  /** Sends a lease's leftovers back; what Redis cannot take now is kept for the next sweep. */
-  private giveBack(back: Unspent): Promise<void> {
-    if (back.allowance === 0 && back.topup === 0) return Promise.resolve();
-    return this.commands
-      .egwQuotaRefund(this.creditKey(back.account, back.periodId), this.topupKey(back.account), back.allowance, back.topup)
-      .then(
-        () => undefined,
-        () => void this.owed.push(back),
-      );
+  /** Sends a settlement; one Redis cannot take now is kept for the next sweep. Returns its unused slots. */
+  private settle(s: Settlement): number {
+    if (s.id !== '') {
+      this.commands
+        .egwQuotaSettle(
+          this.creditKey(s.account, s.periodId),
+          this.topupKey(s.account),
+          this.reservationsKey(s.account, s.periodId),
+          s.id,
+          s.allowance,
+          s.topup,
+          CREDIT_KEY_GRACE_MS,
+        )
+        .catch(() => void this.owed.push(s));
+    }
+    return s.slots;
+  }
+
+  /** Settles every lease whose window is over at `nowMs` (all of them for +Infinity) and forgets it. */
+  private settleAll(nowMs: number): Settlement[] {
+    const done: Settlement[] = [];
+    for (const [account, lease] of this.leases) {
+      if (windowHolds(lease.windowStartMs, nowMs) && nowMs < lease.periodEndMs) continue;
+      if (lease.id !== '') {
+        const s = settlement(lease);
+        this.owed.push(s);
+        done.push(s);
+      }
+      this.leases.delete(account);
+    }
+    return done;
   }
 
   /**
-   * Gives back the credits of leases whose window has ended (their account went quiet; a busy
-   * one gives them back with its next call), and what Redis could not take back before. Runs
-   * every LEASE_SWEEP_MS; a test calls it with the instant it wants.
+   * Settles the leases of accounts that went quiet (a busy one settles with its next call) and
+   * what Redis could not take before. Runs every LEASE_SWEEP_MS; a test calls it with the
+   * instant it wants.
    */
   async sweep(nowMs: number): Promise<void> {
-    const backs = this.owed;
+    this.settleAll(nowMs);
+    const owed = this.owed;
     this.owed = [];
-    for (const [account, lease] of this.leases) {
-      if (windowHolds(lease.windowStartMs, nowMs) && nowMs < lease.periodEndMs) continue;
-      backs.push(detach(lease));
-      this.leases.delete(account);
-    }
-    await Promise.all(backs.map((b) => this.giveBack(b)));
+    await Promise.all(
+      owed.map((s) =>
+        this.commands
+          .egwQuotaSettle(
+            this.creditKey(s.account, s.periodId),
+            this.topupKey(s.account),
+            this.reservationsKey(s.account, s.periodId),
+            s.id,
+            s.allowance,
+            s.topup,
+            CREDIT_KEY_GRACE_MS,
+          )
+          .catch(() => void this.owed.push(s)),
+      ),
+    );
   }
 
+  /** A refund of a request this process's lease decided goes back into the lease (it is not billed yet). */
   async refund(r: Refund): Promise<void> {
-    await this.commands.egwQuotaRefund(
-      this.creditKey(r.account, r.periodId),
-      this.topupKey(r.account),
-      r.amount - r.fromTopup,
-      r.fromTopup,
-    );
-    // The balance a lease shows is the one Redis had at its grant, plus what came back since.
     const lease = this.leases.get(r.account);
-    if (lease !== undefined && lease.periodId === r.periodId) lease.free += r.amount;
-    else if (lease !== undefined) lease.free += r.fromTopup;
+    const toAllowance = r.amount - r.fromTopup;
+    if (
+      lease !== undefined &&
+      lease.periodId === r.periodId &&
+      lease.grantedAllowance - lease.allowance >= toAllowance &&
+      lease.grantedTopup - lease.topup >= r.fromTopup
+    ) {
+      lease.allowance += toAllowance;
+      lease.topup += r.fromTopup;
+      return;
+    }
+    await this.commands.egwQuotaRefund(this.creditKey(r.account, r.periodId), this.topupKey(r.account), toAllowance, r.fromTopup);
+    if (lease !== undefined) lease.free += lease.periodId === r.periodId ? r.amount : r.fromTopup;
   }
 
   async topUp(account: string, amount: number): Promise<number> {
     const topup = await this.client.incrby(this.topupKey(account), amount);
     const lease = this.leases.get(account);
     if (lease !== undefined) lease.free += amount;
-    return topup + (lease?.topup ?? 0);
+    return topup - (lease === undefined ? 0 : lease.grantedTopup - lease.topup);
   }
 
-  /** The account's standing as this process sees it: its own lease's leftovers are not spent. */
+  /** The account's standing as this process sees it: what its own lease spent counts, not yet billed. */
   async balance(account: string, period: Period, nowMs: number): Promise<Balance> {
     const { id: periodId } = periodWindow(period, nowMs);
     // One slot: both keys share the account's hash tag.
     const [spent, topup] = await this.client.mget(this.creditKey(account, periodId), this.topupKey(account));
     const lease = this.leases.get(account);
-    const leased = lease !== undefined && lease.periodId === periodId ? lease.allowance : 0;
-    return { spent: Number(spent ?? 0) - leased, topup: Number(topup ?? 0) + (lease?.topup ?? 0), periodId };
+    const own = lease !== undefined && lease.periodId === periodId ? lease.grantedAllowance - lease.allowance : 0;
+    const ownTopup = lease === undefined ? 0 : lease.grantedTopup - lease.topup;
+    return { spent: Number(spent ?? 0) + own, topup: Number(topup ?? 0) - ownTopup, periodId };
   }
 
-  /** Gives every lease's leftovers back (the client is shared, the cache tier's too: its owner closes it). */
+  /** Settles every lease (the client is shared, the cache tier's too: its owner closes it). */
   async close(): Promise<void> {
     this.closed = true;
     if (this.sweeper) clearInterval(this.sweeper);
+    this.client.off('close', this.connectionLost);
     await this.sweep(Number.POSITIVE_INFINITY);
   }
 }
 
 /**
- * What one process may decide alone for an account: request slots of one rate window and
- * credits of one period, granted by the script (already counted and spent in Redis).
+ * What one process may decide alone for an account: request slots of one rate window (counted in
+ * Redis) and credits of one period (reserved in Redis, billed when settled).
  */
 interface Lease {
   readonly account: string;
@@ -457,15 +602,19 @@ interface Lease {
   slots: number;
   /** Requests this process decided for the account in this window, to size the next lease. */
   decided: number;
+  /** The reservation's id in Redis; '' when the lease holds no credits. */
+  id: string;
   periodId: string;
   periodStartMs: number;
   periodEndMs: number;
-  /** Credits left, from the period's allowance and from bought credits. */
+  /** Credits left, from the period's allowance and from bought credits, and what was granted. */
   allowance: number;
   topup: number;
+  grantedAllowance: number;
+  grantedTopup: number;
   /** The window's count in Redis after the grant, this lease's slots included. */
   count: number;
-  /** The balance Redis had left after the grant (what leases hold not included). */
+  /** The balance Redis had left after the grant, besides every reservation. */
   free: number;
 }
 
@@ -506,18 +655,19 @@ function spend(l: Lease, q: QuotaQuery): QuotaDecision {
   };
 }
 
-/** Takes a lease's leftovers out of it, to give them back. */
-function detach(l: Lease): Unspent {
-  const back = {
+/** Takes a lease's state out of it to settle it: the lease is left empty. */
+function settlement(l: Lease): Settlement {
+  const s = {
     account: l.account,
+    id: l.id,
+    periodId: l.periodId,
+    allowance: l.grantedAllowance - l.allowance,
+    topup: l.grantedTopup - l.topup,
     windowStartMs: l.windowStartMs,
     slots: l.slots,
-    periodId: l.periodId,
-    allowance: l.allowance,
-    topup: l.topup,
   };
+  l.id = '';
   l.slots = 0;
-  l.allowance = 0;
-  l.topup = 0;
-  return back;
+  l.allowance = l.topup = l.grantedAllowance = l.grantedTopup = 0;
+  return s;
 }

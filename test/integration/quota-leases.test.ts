@@ -1,11 +1,12 @@
 // Leases (quota/redis.ts): a process that keeps deciding for one key decides locally from the
-// request slots and credits the script granted it, and gives back what it did not use. Two
+// request slots and the reservation of credits the script granted it, and settles the lease
+// later: what it spent is billed then, once, and the rest released. Two
 // stores on one real Redis stand for two gateway processes. Every instant is the decision's
 // clock, moved by the test; nothing sleeps.
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { periodWindow } from '../../src/quota/period.js';
-import { RedisQuotaStore } from '../../src/quota/redis.js';
+import { LEASE_GRACE_MS, RedisQuotaStore } from '../../src/quota/redis.js';
 import type { QuotaDecision, QuotaQuery } from '../../src/quota/types.js';
 import { RATE_WINDOW_MS } from '../../src/quota/window.js';
 import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
@@ -35,11 +36,15 @@ const query = (over: Partial<QuotaQuery> & { account: string }): QuotaQuery => (
   ...over,
 });
 
-/** Redis's own record of an account: credits spent from the period's allowance, bought credits left. */
-async function inRedis(a: string): Promise<{ spent: number; topup: number; window: number }> {
+/**
+ * Redis's own record of an account: credits billed from the period's allowance, bought credits
+ * left, the window's count and the leases' reservations.
+ */
+async function inRedis(a: string): Promise<{ spent: number; topup: number; window: number; reservations: number }> {
   const [spent, topup] = await redis.mget(`${prefix}{${a}}:credits:${periodId}`, `${prefix}{${a}}:topup`);
   const window = Number(await redis.hget(`${prefix}{${a}}:window`, 'c'));
-  return { spent: Number(spent ?? 0), topup: Number(topup ?? 0), window };
+  const reservations = await redis.hlen(`${prefix}{${a}}:leases:${periodId}`);
+  return { spent: Number(spent ?? 0), topup: Number(topup ?? 0), window, reservations };
 }
 
 /** Decides one request and says whether the store answered at once (from a lease) or had to ask Redis. */
@@ -67,10 +72,40 @@ describe('quota leases on Redis', () => {
     // of 16 requests, 32, 64...: a handful of calls for 500 requests.
     expect(local.filter((l) => !l).length).toBeLessThanOrEqual(8);
     expect(local.slice(0, 2)).toEqual([false, false]);
-    // The unspent part of the lease is counted and spent in Redis until it is given back.
-    expect((await inRedis(a)).spent).toBeGreaterThan(5_000);
+    // What the lease spent is billed when it is settled; until then Redis holds its reservation.
+    expect(await inRedis(a)).toMatchObject({ reservations: 1 });
+    expect((await inRedis(a)).spent).toBeLessThan(5_000);
     await leased.close();
-    expect(await inRedis(a)).toMatchObject({ spent: 5_000 });
+    expect(await inRedis(a)).toMatchObject({ spent: 5_000, reservations: 0 });
+  });
+
+  it('make requests that arrive while the call is on its way wait for its lease: one reservation, balances in order', async () => {
+    const a = account();
+    const store = new RedisQuotaStore(redis, prefix);
+    // A first wave makes the key hot; the second is sent in one turn and goes out as one call;
+    // the third arrives while that call is on its way.
+    await Promise.all([store.decide(query({ account: a })), store.decide(query({ account: a }))]);
+    // Redis is kept busy for a moment by a script on another connection, so that the second
+    // wave's call is still on its way when the third wave's turn ends.
+    const busy = redis.duplicate();
+    await busy.ping();
+    const held = busy.eval(
+      `local t = redis.call('time') local s = t[1] * 1e6 + t[2] repeat t = redis.call('time') until t[1] * 1e6 + t[2] - s > 50000 return 0`,
+      0,
+    );
+    const second = Array.from({ length: 20 }, async () => store.decide(query({ account: a })));
+    await new Promise((r) => setImmediate(r));
+    const third = Array.from({ length: 20 }, async () => store.decide(query({ account: a })));
+    await new Promise((r) => setImmediate(r));
+    const credits = (await Promise.all([...second, ...third])).map((d) => d.credits);
+    await held;
+    busy.disconnect();
+    // Had the third wave asked for a lease of its own, it would have seen the second's
+    // reservation as spent and shown lower balances.
+    expect(credits).toEqual(credits.map((_, i) => 1_000_000 - 10 * (i + 3)));
+    expect((await inRedis(a)).reservations).toBe(1);
+    await store.close();
+    expect(await inRedis(a)).toMatchObject({ spent: 420, reservations: 0 });
   });
 
   it('spend a balance exactly once across two processes, however their leases interleave', async () => {
@@ -105,21 +140,42 @@ describe('quota leases on Redis', () => {
     expect(ok).toBeGreaterThan(credits / 13);
   });
 
-  it('give a quiet key its unspent lease back once the window is over', async () => {
+  it("settle a quiet key's lease once its window is over", async () => {
     const a = account();
     const store = new RedisQuotaStore(redis, prefix);
     for (let i = 0; i < 100; i++) await store.decide(query({ account: a, nowMs: noon + i }));
     const held = await inRedis(a);
-    expect(held.spent).toBeGreaterThan(1_000);
+    expect(held.spent).toBeLessThan(1_000);
+    expect(held.reservations).toBe(1);
     expect(held.window).toBeGreaterThan(100);
-    // This process counts its lease as not spent; Redis does until it is given back.
+    // This process counts what its lease spent; Redis bills it when the lease is settled.
     expect((await store.balance(a, 'daily', noon)).spent).toBe(1_000);
     await store.sweep(noon + RATE_WINDOW_MS - 1);
-    expect((await inRedis(a)).spent).toBe(held.spent);
+    expect(await inRedis(a)).toMatchObject({ spent: held.spent, reservations: 1 });
     await store.sweep(noon + RATE_WINDOW_MS);
-    expect((await inRedis(a)).spent).toBe(1_000);
+    expect(await inRedis(a)).toMatchObject({ spent: 1_000, reservations: 0 });
     await store.close();
     expect((await inRedis(a)).spent).toBe(1_000);
+  });
+
+  it('let a reservation nobody settles lapse: its credits are free again, and a late settlement bills nothing', async () => {
+    const a = account();
+    const credits = 20_000;
+    const gone = new RedisQuotaStore(redis, prefix);
+    // A process takes a lease, spends from it, and is never heard of again (a crash, a lost reply).
+    for (let i = 0; i < 100; i++) await gone.decide(query({ account: a, credits, nowMs: noon + i }));
+    const billed = (await inRedis(a)).spent;
+    const other = new RedisQuotaStore(redis, prefix, { leases: false });
+    // Another process sees the reservation as spent until it lapses...
+    const before = await other.decide(query({ account: a, credits, nowMs: noon + 500 }));
+    expect(before.credits).toBeLessThan(credits - 1_000 - 10);
+    // ...LEASE_GRACE_MS after the lease's window, by the deciding clock.
+    const after = await other.decide(query({ account: a, credits, nowMs: noon + 100 + RATE_WINDOW_MS + LEASE_GRACE_MS }));
+    expect(after.credits).toBe(credits - billed - 20);
+    expect((await inRedis(a)).reservations).toBe(0);
+    // What the lost process spent locally and never settled is not billed; settling now bills nothing.
+    await gone.close();
+    expect((await inRedis(a)).spent).toBe(billed + 20);
   });
 
   it('allow exactly rps requests in a window across two processes: unspent slots go back with the next call', async () => {
@@ -178,7 +234,7 @@ describe('quota leases on Redis', () => {
     expect(await inRedis(a)).toMatchObject({ spent: 1_000, topup: 100_000 - 2_000 });
   });
 
-  it('keep what a failed call was giving back, and give it back once Redis answers again', async () => {
+  it('settle a lease once Redis answers again after a lost connection', async () => {
     const url = new URL(REDIS_URL);
     const proxy = await startTcpProxy(url.hostname, Number(url.port || 6379));
     const client = new Redis({
@@ -193,11 +249,12 @@ describe('quota leases on Redis', () => {
       const store = new RedisQuotaStore(client, prefix);
       const a = account();
       for (let i = 0; i < 100; i++) await store.decide(query({ account: a }));
-      expect((await inRedis(a)).spent).toBeGreaterThan(1_000);
+      expect(await inRedis(a)).toMatchObject({ reservations: 1 });
+      expect((await inRedis(a)).spent).toBeLessThan(1_000);
       await proxy.cut();
       await until(() => client.status !== 'ready', 'the client to see the cut');
-      // The next window's first request needs Redis, which fails: the lease's leftovers stay owed.
-      await expect(store.decide(query({ account: a, nowMs: noon + RATE_WINDOW_MS }))).rejects.toThrow();
+      // With the connection gone, nothing is decided locally any more: the lease waits to be settled.
+      await expect(store.decide(query({ account: a }))).rejects.toThrow();
       await store.sweep(noon + RATE_WINDOW_MS);
       await proxy.restore();
       await until(() => client.status === 'ready', 'the client to reconnect');
