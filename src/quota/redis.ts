@@ -286,7 +286,7 @@ export class RedisQuotaStore implements QuotaStore {
    * A connection lost may be a Redis that lost its data: stop deciding locally, and settle every
    * lease once Redis answers again (billed only if Redis still holds its reservation).
    */
-  private readonly connectionLost = (): void => void this.settleAll(Number.POSITIVE_INFINITY);
+  private readonly connectionLost = (): void => void this.retire(Number.POSITIVE_INFINITY);
 
   /**
    * A hash since the window is kept with its start instant; named apart from the plain counter
@@ -407,7 +407,7 @@ export class RedisQuotaStore implements QuotaStore {
           // nothing the second time; a lease it granted lapses unused. No lease is trusted until
           // Redis answers again.
           if (back !== undefined) this.owed.push(back);
-          this.settleAll(Number.POSITIVE_INFINITY);
+          this.retire(Number.POSITIVE_INFINITY);
           for (const w of b.waiters) w.reject(err);
           this.release(q.account);
         },
@@ -484,37 +484,38 @@ export class RedisQuotaStore implements QuotaStore {
     if (this.closed) void this.settle(settlement(lease));
   }
 
-  /** Sends a settlement; one Redis cannot take now is kept for the next sweep. Returns its unused slots. */
+  /** Settles a lease taken out of its place; returns its unused slots. */
   private settle(s: Settlement): number {
-    if (s.id !== '') {
-      this.commands
-        .egwQuotaSettle(
-          this.creditKey(s.account, s.periodId),
-          this.topupKey(s.account),
-          this.reservationsKey(s.account, s.periodId),
-          s.id,
-          s.allowance,
-          s.topup,
-          CREDIT_KEY_GRACE_MS,
-        )
-        .catch(() => void this.owed.push(s));
-    }
+    void this.sendSettlement(s);
     return s.slots;
   }
 
-  /** Settles every lease whose window is over at `nowMs` (all of them for +Infinity) and forgets it. */
-  private settleAll(nowMs: number): Settlement[] {
-    const done: Settlement[] = [];
+  /** Sends a settlement (one without a reservation has nothing to bill); one Redis cannot take now is kept for the next sweep. */
+  private sendSettlement(s: Settlement): Promise<void> {
+    if (s.id === '') return Promise.resolve();
+    return this.commands
+      .egwQuotaSettle(
+        this.creditKey(s.account, s.periodId),
+        this.topupKey(s.account),
+        this.reservationsKey(s.account, s.periodId),
+        s.id,
+        s.allowance,
+        s.topup,
+        CREDIT_KEY_GRACE_MS,
+      )
+      .then(
+        () => undefined,
+        () => void this.owed.push(s),
+      );
+  }
+
+  /** Retires every lease whose window is over at `nowMs` (all of them for +Infinity): its settlement is owed. */
+  private retire(nowMs: number): void {
     for (const [account, lease] of this.leases) {
       if (windowHolds(lease.windowStartMs, nowMs) && nowMs < lease.periodEndMs) continue;
-      if (lease.id !== '') {
-        const s = settlement(lease);
-        this.owed.push(s);
-        done.push(s);
-      }
+      if (lease.id !== '') this.owed.push(settlement(lease));
       this.leases.delete(account);
     }
-    return done;
   }
 
   /**
@@ -523,24 +524,10 @@ export class RedisQuotaStore implements QuotaStore {
    * instant it wants.
    */
   async sweep(nowMs: number): Promise<void> {
-    this.settleAll(nowMs);
+    this.retire(nowMs);
     const owed = this.owed;
     this.owed = [];
-    await Promise.all(
-      owed.map((s) =>
-        this.commands
-          .egwQuotaSettle(
-            this.creditKey(s.account, s.periodId),
-            this.topupKey(s.account),
-            this.reservationsKey(s.account, s.periodId),
-            s.id,
-            s.allowance,
-            s.topup,
-            CREDIT_KEY_GRACE_MS,
-          )
-          .catch(() => void this.owed.push(s)),
-      ),
-    );
+    await Promise.all(owed.map((s) => this.sendSettlement(s)));
   }
 
   /** A refund of a request this process's lease decided goes back into the lease (it is not billed yet). */
