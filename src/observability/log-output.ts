@@ -120,6 +120,16 @@ export class LogOutput {
     }
   }
 
+  /** Where the next byte goes in the line being written; copy() takes what was written since. */
+  get position(): number {
+    return this.used;
+  }
+
+  /** A copy of what the line being written holds from `from` on, to write again with bytes(). */
+  copy(from: number): Uint8Array {
+    return this.batch.slice(from, this.used);
+  }
+
   /** Bytes already encoded (a line's constant parts). */
   bytes(encoded: Uint8Array): void {
     this.batch.set(encoded, this.used);

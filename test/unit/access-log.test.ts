@@ -64,6 +64,67 @@ describe('the access line', () => {
     expect(JSON.stringify(mine)).not.toContain('secret-key');
   });
 
+  it("repeats a target's line middle only for the same facts: each line is still what pino writes", () => {
+    const lines: string[] = [];
+    const out = new LogOutput({ write: (chunk) => void lines.push(chunk.toString('utf8')) }, 4096, true);
+    const log = accessLog({ isLevelEnabled: () => true }, out);
+    const target = '/1/api/v2/addresses/0xab/token-balances';
+    const acme = { name: 'acme' } as ApiKey;
+    // Each line differs from the one before it in one fact at most, so that a middle reused
+    // for a fact it was not written for shows.
+    const base = { status: 200, cache: 'HIT' as const, key: acme, chainId: '1', route: 'token-balances' as const };
+    const cases: [string, Partial<RequestContext>, string][] = [
+      ['GET', base, target],
+      ['GET', base, target],
+      ['GET', { ...base, status: 206 }, target],
+      ['GET', base, target],
+      ['GET', { ...base, cache: 'STALE' }, target],
+      ['GET', { ...base, cache: 'STALE', key: { name: 'other' } as ApiKey }, target],
+      ['HEAD', { ...base, cache: 'STALE', key: { name: 'other' } as ApiKey }, target],
+      ['HEAD', { ...base, cache: 'STALE', key: { name: 'other' } as ApiKey, chainId: '10' }, target],
+      ['HEAD', { ...base, cache: 'STALE', key: { name: 'other' } as ApiKey, chainId: '10', route: 'transactions' }, target],
+      [
+        'HEAD',
+        {
+          ...base,
+          cache: 'STALE',
+          key: { name: 'other' } as ApiKey,
+          chainId: '10',
+          route: 'transactions',
+          upstream: 'eth.blockscout.com',
+          upstreamMs: 3.5,
+        },
+        target,
+      ],
+      ['GET', base, `${target}?apikey=secret-key`],
+      ['GET', base, target],
+    ];
+    for (const [method, over, url] of cases) {
+      const ctx = Object.assign(new RequestContext('id-1', performance.now()), over);
+      log(ctx, method, url);
+      const mine = JSON.parse(lines.at(-1)!) as Record<string, unknown>;
+      const q = url.indexOf('?');
+      const theirs = JSON.parse(
+        pinoText({
+          reqId: ctx.id,
+          method,
+          path: q === -1 ? url : url.slice(0, q),
+          status: ctx.status,
+          chain: ctx.chainId,
+          route: ctx.route,
+          key: ctx.key?.name,
+          cache: ctx.cache,
+          upstream: ctx.upstream,
+          upstreamMs: ctx.upstreamMs,
+          ms: mine.ms,
+        }),
+      ) as Record<string, unknown>;
+      expect(Object.keys(mine)).toEqual(Object.keys(theirs));
+      expect({ ...mine, time: 0, pid: 0, hostname: '' }).toEqual({ ...theirs, time: 0, pid: 0, hostname: '' });
+    }
+    expect(lines.join('')).not.toContain('secret-key');
+  });
+
   it("holds a turn's lines until the turn ends, and drain() (shutdown, a pino line) writes them first", async () => {
     const chunks: string[] = [];
     const out = new LogOutput({ write: (c) => void chunks.push(c.toString('utf8')) }, 4096);
