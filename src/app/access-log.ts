@@ -81,10 +81,12 @@ export function accessLog(log: Pick<Logger, 'isLevelEnabled'>, out: LogOutput): 
     }
     out.bytes(start);
     out.str(ctx.id);
-    // From method to upstream, a line repeats the last one for the same request target whenever
-    // the facts are the same (every hit of one key on one URL): those bytes are copied, not
-    // encoded again. Only a target without a query is remembered, so that no `apikey` is kept.
-    const middle = q === -1 ? middles.get(url) : undefined;
+    // From method to upstream, a line repeats the last one for the same path whenever the facts
+    // are the same (every hit of one key on one URL): those bytes are copied, not encoded again.
+    // The path is remembered without its query, and as a string of its own: a slice of the
+    // target would keep the whole target, `apikey` and all, alive in the map.
+    const path = q === -1 ? url : url.slice(0, q);
+    const middle = middles.get(path);
     if (
       middle !== undefined &&
       middle.status === ctx.status &&
@@ -99,10 +101,9 @@ export function accessLog(log: Pick<Logger, 'isLevelEnabled'>, out: LogOutput): 
     } else {
       const from = out.position;
       writeMiddle(ctx, method, url, pathEnd, keyName);
-      if (q === -1) {
-        if (middles.size >= MIDDLES_MAX) middles.clear();
-        middles.set(url, { status: ctx.status, keyName, cache, method, chainId, route, upstream, bytes: out.copy(from) });
-      }
+      if (middles.size >= MIDDLES_MAX) middles.clear();
+      const own = q === -1 ? url : Buffer.from(path, 'utf8').toString('utf8');
+      middles.set(own, { status: ctx.status, keyName, cache, method, chainId, route, upstream, bytes: out.copy(from) });
     }
     if (upstreamMs !== undefined) {
       out.ascii(',"upstreamMs":');
