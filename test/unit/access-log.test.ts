@@ -16,6 +16,24 @@ function pinoText(fields: Record<string, unknown>): string {
   return out;
 }
 
+/** The line pino writes for a request's fields (the path without its query). */
+function pinoLine(ctx: RequestContext, method: string, url: string, ms: unknown): string {
+  const q = url.indexOf('?');
+  return pinoText({
+    reqId: ctx.id,
+    method,
+    path: q === -1 ? url : url.slice(0, q),
+    status: ctx.status,
+    chain: ctx.chainId,
+    route: ctx.route,
+    key: ctx.key?.name,
+    cache: ctx.cache,
+    upstream: ctx.upstream,
+    upstreamMs: ctx.upstreamMs,
+    ms,
+  });
+}
+
 const built = (ctx: RequestContext, method: string, url: string, level = 'info') => {
   const lines: string[] = [];
   const out = new LogOutput({ write: (chunk) => void lines.push(chunk.toString('utf8')) }, 4096, true);
@@ -40,20 +58,7 @@ describe('the access line', () => {
     const [line] = built(ctx, 'GET', url);
     expect(line?.endsWith('}\n')).toBe(true);
     const mine = JSON.parse(line!) as Record<string, unknown>;
-    const q = url.indexOf('?');
-    const text = pinoText({
-      reqId: ctx.id,
-      method: 'GET',
-      path: q === -1 ? url : url.slice(0, q),
-      status: ctx.status,
-      chain: ctx.chainId,
-      route: ctx.route,
-      key: ctx.key?.name,
-      cache: ctx.cache,
-      upstream: ctx.upstream,
-      upstreamMs: ctx.upstreamMs,
-      ms: mine.ms,
-    });
+    const text = pinoLine(ctx, 'GET', url, mine.ms);
     // Byte for byte, but for the time each was written at.
     const at = /^\{"level":30,"time":\d+,/;
     expect(line!.replace(at, '')).toBe(text.replace(at, ''));
@@ -103,22 +108,7 @@ describe('the access line', () => {
       const ctx = Object.assign(new RequestContext('id-1', performance.now()), over);
       log(ctx, method, url);
       const mine = JSON.parse(lines.at(-1)!) as Record<string, unknown>;
-      const q = url.indexOf('?');
-      const theirs = JSON.parse(
-        pinoText({
-          reqId: ctx.id,
-          method,
-          path: q === -1 ? url : url.slice(0, q),
-          status: ctx.status,
-          chain: ctx.chainId,
-          route: ctx.route,
-          key: ctx.key?.name,
-          cache: ctx.cache,
-          upstream: ctx.upstream,
-          upstreamMs: ctx.upstreamMs,
-          ms: mine.ms,
-        }),
-      ) as Record<string, unknown>;
+      const theirs = JSON.parse(pinoLine(ctx, method, url, mine.ms)) as Record<string, unknown>;
       expect(Object.keys(mine)).toEqual(Object.keys(theirs));
       expect({ ...mine, time: 0, pid: 0, hostname: '' }).toEqual({ ...theirs, time: 0, pid: 0, hostname: '' });
     }
