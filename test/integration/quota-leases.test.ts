@@ -140,6 +140,20 @@ describe('quota leases on Redis', () => {
     expect(ok).toBeGreaterThan(credits / 13);
   });
 
+  it('take a refund of a request a lease decided back into the lease: billed once, less the refund', async () => {
+    const a = account();
+    const store = new RedisQuotaStore(redis, prefix);
+    let last: { d: QuotaDecision; local: boolean } | undefined;
+    for (let i = 0; i < 100; i++) last = await decide(store, query({ account: a }));
+    expect(last?.local).toBe(true);
+    await store.refund({ account: a, periodId: last!.d.periodId, amount: 10, fromTopup: 0 });
+    // The balance shown goes up by the refund at once, and the lease answers on.
+    const next = await decide(store, query({ account: a }));
+    expect(next).toMatchObject({ local: true, d: { credits: 1_000_000 - 1_000 } });
+    await store.close();
+    expect(await inRedis(a)).toMatchObject({ spent: 1_000, reservations: 0 });
+  });
+
   it("settle a quiet key's lease once its window is over", async () => {
     const a = account();
     const store = new RedisQuotaStore(redis, prefix);
