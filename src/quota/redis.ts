@@ -61,6 +61,30 @@ export const RATE_KEY_TTL_MS = 60_000;
  */
 export const CREDIT_KEY_GRACE_MS = 3_600_000;
 
+/**
+ * Lua that settles a lease, given where its parts are (KEYS[...], ARGV[...]): if the period's
+ * reservations still hold the lease's id, removes it and bills what the lease spent, from the
+ * allowance (the credit key gets its ttl if it had none) and from bought credits. Once: a second
+ * settlement finds no reservation. Shared by the decision script and the settlement script.
+ */
+function settleLua(at: {
+  reservations: string;
+  credits: string;
+  topup: string;
+  id: string;
+  allowance: string;
+  bought: string;
+  ttl: string;
+}): string {
+  return `if ${at.id} ~= '' and redis.call('hdel', ${at.reservations}, ${at.id}) == 1 then
+  if tonumber(${at.allowance}) > 0 then
+    redis.call('incrby', ${at.credits}, ${at.allowance})
+    if redis.call('pttl', ${at.credits}) < 0 then redis.call('pexpire', ${at.credits}, ${at.ttl}) end
+  end
+  if tonumber(${at.bought}) > 0 then redis.call('decrby', ${at.topup}, ${at.bought}) end
+end`;
+}
+
 // Decides a batch of requests of one account, in arrival order, exactly as if each had been sent
 // alone: request i is the (base + i)-th of its window, and takes credits only if the balance
 // left by the requests before it covers its cost, from the period's allowance first, then from
@@ -93,13 +117,7 @@ if not start or now >= start + windowMs or now <= start - windowMs then
 elseif tonumber(ARGV[9]) > 0 and tonumber(ARGV[8]) == start then
   base = math.max(base - tonumber(ARGV[9]), 0)
 end
-if ARGV[10] ~= '' and redis.call('hdel', KEYS[6], ARGV[10]) == 1 then
-  if tonumber(ARGV[11]) > 0 then
-    redis.call('incrby', KEYS[5], ARGV[11])
-    if redis.call('pttl', KEYS[5]) < 0 then redis.call('pexpire', KEYS[5], ARGV[6]) end
-  end
-  if tonumber(ARGV[12]) > 0 then redis.call('decrby', KEYS[3], ARGV[12]) end
-end
+${settleLua({ reservations: 'KEYS[6]', credits: 'KEYS[5]', topup: 'KEYS[3]', id: 'ARGV[10]', allowance: 'ARGV[11]', bought: 'ARGV[12]', ttl: 'ARGV[6]' })}
 local reservedAllowance = 0
 local reservedTopup = 0
 local held = redis.call('hgetall', KEYS[4])
@@ -183,13 +201,7 @@ return out
 // KEYS[3] the period's reservations; ARGV: lease id, allowance and bought credits it spent, the
 // credit key's ttl. Bills only if the reservation is still there (then removes it): once.
 const SETTLE_LUA = `
-if redis.call('hdel', KEYS[3], ARGV[1]) == 1 then
-  if tonumber(ARGV[2]) > 0 then
-    redis.call('incrby', KEYS[1], ARGV[2])
-    if redis.call('pttl', KEYS[1]) < 0 then redis.call('pexpire', KEYS[1], ARGV[4]) end
-  end
-  if tonumber(ARGV[3]) > 0 then redis.call('decrby', KEYS[2], ARGV[3]) end
-end
+${settleLua({ reservations: 'KEYS[3]', credits: 'KEYS[1]', topup: 'KEYS[2]', id: 'ARGV[1]', allowance: 'ARGV[2]', bought: 'ARGV[3]', ttl: 'ARGV[4]' })}
 return 0
 `;
 
