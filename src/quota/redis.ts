@@ -325,8 +325,8 @@ export class RedisQuotaStore implements QuotaStore {
   /**
    * A request its account's lease covers is decided here and now, with no round trip. The others
    * that arrive in one event-loop turn are sent together, one script call per key (setImmediate
-   * runs after the turn's I/O callbacks): the round trip is still one per request, but its cost
-   * is shared. A burst on one key becomes one atomic call.
+   * runs after the turn's I/O callbacks): a burst on one key becomes one atomic call. With leases,
+   * those that arrive while the key's call is on its way wait for it.
    */
   decide(q: QuotaQuery): QuotaDecision | Promise<QuotaDecision> {
     const lease = this.leasing ? this.leases.get(q.account) : undefined;
