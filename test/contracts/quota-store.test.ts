@@ -1,18 +1,20 @@
 // One contract, two implementations: the in-process store and the Redis store (a real
-// redis-server) must take the same decisions for the same inputs.
+// redis-server, and a real three-node Redis Cluster) must take the same decisions for the same
+// inputs.
 //
 // Every instant a test hands to a store is read from the decision's clock: the suite runs in
 // three eras (decades before today, today, decades after) to prove that no store compares an
 // instant with a clock of its own (the Redis server's). Nothing here sleeps: a test that needs
 // the next window or the next period moves the instant it passes.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Cluster, Redis } from 'ioredis';
 import { MemoryQuotaStore } from '../../src/quota/memory.js';
 import { periodWindow } from '../../src/quota/period.js';
 import { CREDIT_KEY_GRACE_MS, RATE_KEY_TTL_MS, RedisQuotaStore } from '../../src/quota/redis.js';
 import type { QuotaDecision, QuotaQuery, QuotaStore } from '../../src/quota/types.js';
 import { RATE_WINDOW_MS } from '../../src/quota/window.js';
 import { connect, deletePrefix, testPrefix } from '../support/redis.js';
+import { startCluster, type TestCluster } from '../support/redis-cluster.js';
 
 const DAY_MS = 86_400_000;
 const YEAR_MS = 365 * DAY_MS;
@@ -30,20 +32,36 @@ let n = 0;
 const digest = () => `${'d'.repeat(56)}${(n++).toString(16).padStart(8, '0')}`;
 
 let redis: Redis;
+let cluster: TestCluster;
+let clusterClient: Cluster;
 const prefix = testPrefix('quota');
-beforeAll(() => {
+beforeAll(async () => {
   redis = connect();
-});
+  cluster = await startCluster();
+  clusterClient = new Cluster(cluster.urls);
+}, 30_000);
 afterAll(async () => {
   await deletePrefix(redis, prefix);
   redis.disconnect();
+  clusterClient?.disconnect();
+  await cluster?.stop();
+});
+
+/** Every store a test made, closed after it: a store listens on its client until closed. */
+const made: QuotaStore[] = [];
+const tracked = (store: QuotaStore): QuotaStore => (made.push(store), store);
+afterEach(async () => {
+  await Promise.all(made.splice(0).map((s) => s.close()));
 });
 
 const implementations: [string, () => QuotaStore][] = [
   ['memory', () => new MemoryQuotaStore()],
-  ['redis', () => new RedisQuotaStore(redis, prefix, { leases: false })],
+  ['redis', () => tracked(new RedisQuotaStore(redis, prefix, { leases: false }))],
   // Leases decide locally what the script would have decided: same answers, one process.
-  ['redis with leases', () => new RedisQuotaStore(redis, prefix, { leases: true })],
+  ['redis with leases', () => tracked(new RedisQuotaStore(redis, prefix, { leases: true }))],
+  // A lease's keys (window, credits, top-up, reservations, of two periods) share the account's
+  // hash tag, so its scripts run on the one node that owns the account: no CROSSSLOT.
+  ['redis cluster with leases', () => tracked(new RedisQuotaStore(clusterClient, prefix, { leases: true }))],
 ];
 
 describe.each(implementations)('quota store contract: %s', (_name, make) => {
