@@ -1,7 +1,8 @@
 // `npm run bench`: measures what the quota step costs on a cache hit. Each variant runs in its
 // own process pinned to one core and is driven by wrk (or autocannon) pinned to the other; the
-// variants alternate round by round so that drift in the machine hits all of them alike, and
-// the summary uses medians and four ratios to `bare` (README, Performance, says how to read them).
+// variants alternate round by round (in an order rotated each round) so that drift in the machine
+// hits all of them alike, and the summary uses medians and four ratios to `bare` (README,
+// Performance, says how to read them).
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -108,12 +109,22 @@ async function measureQuietly(variant: Variant, round: number, ctx: BenchContext
   }
 }
 
-/** Round-robin: bare, quota-memory, quota-redis, bare, ... */
+/**
+ * The order of the variants in a round: the list rotated by one place per round, so that over
+ * as many rounds as there are variants each runs once in every position, and a cost tied to a
+ * position (what the run before left behind, drift within a round) falls on all of them alike.
+ */
+function roundOrder<T>(variants: readonly T[], round: number): T[] {
+  const shift = (round - 1) % variants.length;
+  return [...variants.slice(shift), ...variants.slice(0, shift)];
+}
+
+/** Round by round, every variant once a round, in roundOrder. */
 async function measureAll(ctx: BenchContext): Promise<{ runs: Run[]; discarded: Run[] }> {
   const runs: Run[] = [];
   const discarded: Run[] = [];
   for (let round = 1; round <= ctx.opts.rounds; round++) {
-    for (const variant of ctx.opts.variants) {
+    for (const variant of roundOrder(ctx.opts.variants, round)) {
       const result = await measureQuietly(variant, round, ctx);
       console.log(runLine(result.kept, ctx.opts.rounds));
       runs.push(result.kept);
