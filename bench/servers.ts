@@ -23,7 +23,7 @@ import { decimal } from '../src/http/headers.js';
 import type { QuotaDecision, QuotaStore } from '../src/quota/types.js';
 import { BODY, JSON_CONTENT_TYPE } from './body.js';
 import { connectRedis } from './redis.js';
-import { BENCH_KEY, BENCH_ROUTE, isVariant, NEEDS_ORIGIN, redisUrl, type ReadyLine, type Variant } from './shared.js';
+import { BENCH_KEY, BENCH_ROUTE, isVariant, NEEDS_ORIGIN, redisUrl, SPIN_US, type ReadyLine, type Variant } from './shared.js';
 
 /** A plan nothing is refused under: the bench measures the cost of deciding, not of refusing. */
 const BENCH_PLAN = planSchema.parse({ rps: 10_000_000, credits: 1_000_000_000, period: 'daily' });
@@ -49,6 +49,17 @@ function newApp(): FastifyInstance {
 function bareApp(): FastifyInstance {
   const app = newApp();
   app.get(BENCH_ROUTE, (_request, reply) => {
+    sendBody(reply);
+  });
+  return app;
+}
+
+/** The bare route after SPIN_US of busy CPU, read off the monotonic clock. */
+function bareSpinApp(): FastifyInstance {
+  const app = newApp();
+  app.get(BENCH_ROUTE, (_request, reply) => {
+    const until = performance.now() + SPIN_US / 1000;
+    while (performance.now() < until);
     sendBody(reply);
   });
   return app;
@@ -139,6 +150,7 @@ function proxyApp(origin: string): FastifyInstance {
 async function buildVariant(variant: Variant, redisPrefix: string | undefined, origin: string | undefined): Promise<FastifyInstance> {
   if (variant === 'bare') return bareApp();
   if (variant === 'bare-headers') return bareHeadersApp();
+  if (variant === 'bare-spin') return bareSpinApp();
   if (NEEDS_ORIGIN.has(variant) && !origin) throw new Error(`${variant} needs an origin URL argument`);
   const o = origin ?? '';
   if (variant === 'gateway-hit') return gatewayApp(o, { log: false, cache: true });
