@@ -3,7 +3,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
 import { hashKey } from '../../src/auth/digest.js';
-import { ADDRESS, DEMO_KEY, closedPort, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
+import { ADDRESS, DEMO_KEY, refusedPort, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
 import { until } from '../support/wait.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
@@ -277,7 +277,7 @@ describe('upstream failures', () => {
 
 describe('failover and deadlines', () => {
   it('tries the next upstream when a connection cannot be made', async () => {
-    const dead = `http://127.0.0.1:${await closedPort()}`;
+    const dead = `http://127.0.0.1:${await refusedPort()}`;
     const g = await startGateway(makeConfig([dead, explorer.url]));
     try {
       expect((await g.get(BALANCES)).status).toBe(200);
@@ -288,7 +288,7 @@ describe('failover and deadlines', () => {
   });
 
   it('502 when no upstream can be reached', async () => {
-    const g = await startGateway(makeConfig([`http://127.0.0.1:${await closedPort()}`, `http://127.0.0.1:${await closedPort()}`]));
+    const g = await startGateway(makeConfig([`http://127.0.0.1:${await refusedPort()}`, `http://127.0.0.1:${await refusedPort()}`]));
     try {
       const res = await g.get(BALANCES);
       expect(res.status).toBe(502);

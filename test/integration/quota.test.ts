@@ -3,7 +3,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
 import type { ConfigInput } from '../../src/config/schema.js';
-import { ADDRESS, closedPort, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
+import { ADDRESS, refusedPort, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
 import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
@@ -140,7 +140,7 @@ describe.each(['memory', 'redis'] as const)('quota through the gateway (%s store
       store,
       { rps: 100, credits: 1000 },
       {
-        chains: { '1': { name: 'E', upstreams: [`http://127.0.0.1:${await closedPort()}`] } },
+        chains: { '1': { name: 'E', upstreams: [`http://127.0.0.1:${await refusedPort()}`] } },
       },
     );
     gw = g.gw;

@@ -2,7 +2,7 @@
 // cached, with the gateway's own headers; their failures answer like any other route's.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
-import { closedPort, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
+import { refusedPort, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
 import { SAMPLE_ADDRESS } from '../support/samples.js';
 
 const CSV = `/1/api/v2/addresses/${SAMPLE_ADDRESS}/transactions/csv`;
@@ -66,7 +66,7 @@ describe('streamed routes', () => {
   });
 
   it('502 when the explorer cannot be reached, and the next request goes to the next upstream', async () => {
-    const dead = `http://127.0.0.1:${await closedPort()}`;
+    const dead = `http://127.0.0.1:${await refusedPort()}`;
     const g = await startGateway(makeConfig([dead, explorer.url], { chains: { '1': { name: 'E', upstreams: [dead, explorer.url] } } }));
     try {
       const first = await g.get(CSV);

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
-import { ADDRESS, closedPort, DEMO_KEY, makeConfig, startGateway } from '../support/gateway.js';
+import { ADDRESS, refusedPort, DEMO_KEY, makeConfig, startGateway } from '../support/gateway.js';
 import { parsePrometheus, valueOf } from '../support/prometheus.js';
 import { SAMPLE_ADDRESS } from '../support/samples.js';
 
@@ -143,7 +143,7 @@ describe('answers an explorer should not have given', () => {
 describe('upstream failure warnings', () => {
   it('a dead explorer under load writes one line per interval, and every failure is counted', async () => {
     const lines: string[] = [];
-    const dead = `http://127.0.0.1:${await closedPort()}`;
+    const dead = `http://127.0.0.1:${await refusedPort()}`;
     const gw = await startGateway(makeConfig([dead], { log: { level: 'warn', requests: false } }), {
       logStream: { write: (l: string) => void lines.push(l) },
     });

@@ -77,11 +77,39 @@ export async function startGateway(config: Config, deps: ServerDeps = {}): Promi
   };
 }
 
-/** A loopback port nothing listens on: connections to it are refused. */
+/**
+ * A free loopback port, for a server the test starts on it itself. It comes from the kernel's
+ * ephemeral range, so until that server binds it another bind to port 0 may take it: a test
+ * that needs a port nobody will answer on takes refusedPort().
+ */
 export async function closedPort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((r) => server.close(() => r()));
   return port;
+}
+
+/** Below Linux's default ephemeral range (32768-60999, ip(7) ip_local_port_range). */
+const REFUSED_LOW = 20_000;
+const REFUSED_HIGH = 32_767;
+
+/**
+ * A loopback port nothing listens on, and nothing in the suite will: connections to it are
+ * refused. It lies below the ephemeral range, which every server of the suite binds in (port 0,
+ * or closedPort()), so a server of another test file running meanwhile cannot take it.
+ */
+export async function refusedPort(): Promise<number> {
+  for (;;) {
+    const port = REFUSED_LOW + Math.floor(Math.random() * (REFUSED_HIGH - REFUSED_LOW + 1));
+    const server = createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (free) {
+      await new Promise<void>((r) => server.close(() => r()));
+      return port;
+    }
+  }
 }
