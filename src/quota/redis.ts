@@ -478,7 +478,8 @@ export class RedisQuotaStore implements QuotaStore {
     const samePlan = lease.periodId === b.periodId && lease.rps === q.rps && lease.credits === q.credits && lease.period === q.period;
     // A lease another call was granted meanwhile is settled: one reservation per lease. Its
     // unused slots stay with the account's lease if they belong to the same window.
-    const carried = lease.id !== '' || lease.slots > 0 ? this.settle(settlement(lease)) : 0;
+    const before = settlement(lease);
+    void this.sendSettlement(before);
     lease.decided = (sameWindow ? lease.decided : 0) + b.costs.length;
     lease.windowStartMs = windowStartMs;
     lease.rps = q.rps;
@@ -487,19 +488,13 @@ export class RedisQuotaStore implements QuotaStore {
     lease.periodId = b.periodId;
     lease.periodStartMs = b.periodStartMs;
     lease.periodEndMs = b.periodEndMs;
-    lease.slots = slots + (sameWindow && samePlan ? carried : 0);
+    lease.slots = slots + (sameWindow && samePlan ? before.slots : 0);
     lease.id = allowance + topup > 0 ? leaseId : '';
     lease.allowance = lease.grantedAllowance = allowance;
     lease.topup = lease.grantedTopup = topup;
     lease.count = count;
     lease.free = free;
-    if (this.closed) void this.settle(settlement(lease));
-  }
-
-  /** Settles a lease taken out of its place; returns its unused slots. */
-  private settle(s: Settlement): number {
-    void this.sendSettlement(s);
-    return s.slots;
+    if (this.closed) void this.sendSettlement(settlement(lease));
   }
 
   /** Sends a settlement (one without a reservation has nothing to bill); one Redis cannot take now is kept for the next sweep. */
