@@ -83,11 +83,20 @@ export async function startGateway(config: Config, deps: ServerDeps = {}): Promi
  * that needs a port nobody will answer on takes refusedPort().
  */
 export async function closedPort(): Promise<number> {
+  return (await released(0))!;
+}
+
+/** Binds `port` on loopback (0: any) and lets it go: the port bound, or undefined if it was taken. */
+async function released(port: number): Promise<number | undefined> {
   const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
+  const bound = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  if (!bound) return undefined;
+  const { port: got } = server.address() as AddressInfo;
   await new Promise<void>((r) => server.close(() => r()));
-  return port;
+  return got;
 }
 
 /** Below Linux's default ephemeral range (32768-60999, ip(7) ip_local_port_range). */
@@ -101,15 +110,7 @@ const REFUSED_HIGH = 32_767;
  */
 export async function refusedPort(): Promise<number> {
   for (;;) {
-    const port = REFUSED_LOW + Math.floor(Math.random() * (REFUSED_HIGH - REFUSED_LOW + 1));
-    const server = createServer();
-    const free = await new Promise<boolean>((resolve) => {
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => resolve(true));
-    });
-    if (free) {
-      await new Promise<void>((r) => server.close(() => r()));
-      return port;
-    }
+    const port = await released(REFUSED_LOW + Math.floor(Math.random() * (REFUSED_HIGH - REFUSED_LOW + 1)));
+    if (port !== undefined) return port;
   }
 }
