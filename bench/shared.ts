@@ -6,8 +6,9 @@
  * - bare: a fastify route serving the body from memory (the baseline)
  * - bare-headers: the same route setting the eight headers a gateway hit carries (constant
  *   values): the floor of what the contract's headers cost
- * - bare-spin: the bare route spinning SPIN_US of CPU per request first: what a known cost per
- *   request comes to in this bench's ratios (a calibration, not a part of the gateway)
+ * - bare-spin: the bare route spinning 2 us of CPU per request first (servers.ts, SPIN_US):
+ *   what a known cost per request comes to in this bench's ratios (a calibration, not a part
+ *   of the gateway)
  * - quota-*: that route plus the gateway's key and quota steps only
  * - gateway-hit*: the whole gateway (buildServer) answering from its cache: key, quota, cache
  * - nginx-cache: nginx (1 worker) answering from proxy_cache, when nginx is installed
@@ -86,9 +87,6 @@ export const USES_REDIS: ReadonlySet<Variant> = new Set([
 ]);
 /** Variants whose requests carry the key in `?apikey=` rather than in an Authorization header. */
 export const QUERY_KEY: ReadonlySet<Variant> = new Set(['gateway-hit-apikey', 'gateway-hit-redis-apikey']);
-
-/** What `bare-spin` spends per request, in microseconds: about what an access line costs. */
-export const SPIN_US = 2;
 
 export function isVariant(name: string): name is Variant {
   return (VARIANTS as readonly string[]).includes(name);
