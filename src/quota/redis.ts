@@ -199,7 +199,8 @@ return out
 
 // Settles a lease outside a decision: KEYS[1] credits spent in its period, KEYS[2] bought credits,
 // KEYS[3] the period's reservations; ARGV: lease id, allowance and bought credits it spent, the
-// credit key's ttl. Bills only if the reservation is still there (then removes it): once.
+// credit key's ttl (what is left of the lease's period, plus the grace, as a decision sets it).
+// Bills only if the reservation is still there (then removes it): once.
 const SETTLE_LUA = `
 ${settleLua({ reservations: 'KEYS[3]', credits: 'KEYS[1]', topup: 'KEYS[2]', id: 'ARGV[1]', allowance: 'ARGV[2]', bought: 'ARGV[3]', ttl: 'ARGV[4]' })}
 return 0
@@ -255,6 +256,8 @@ interface Settlement {
   topup: number;
   windowStartMs: number;
   slots: number;
+  /** When the lease's period ends: the credit key's expiry if the settlement has to create it. */
+  periodEndMs: number;
 }
 
 export interface RedisQuotaOptions {
@@ -508,7 +511,7 @@ export class RedisQuotaStore implements QuotaStore {
         s.id,
         s.allowance,
         s.topup,
-        CREDIT_KEY_GRACE_MS,
+        this.creditTtl(s.periodEndMs, this.now()),
       )
       .then(
         () => undefined,
@@ -659,6 +662,7 @@ function settlement(l: Lease): Settlement {
     topup: l.grantedTopup - l.topup,
     windowStartMs: l.windowStartMs,
     slots: l.slots,
+    periodEndMs: l.periodEndMs,
   };
   l.id = '';
   l.slots = 0;

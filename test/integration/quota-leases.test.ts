@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { periodWindow } from '../../src/quota/period.js';
-import { LEASE_GRACE_MS, RedisQuotaStore } from '../../src/quota/redis.js';
+import { CREDIT_KEY_GRACE_MS, LEASE_GRACE_MS, RedisQuotaStore } from '../../src/quota/redis.js';
 import type { QuotaDecision, QuotaQuery } from '../../src/quota/types.js';
 import { RATE_WINDOW_MS } from '../../src/quota/window.js';
 import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
@@ -170,6 +170,27 @@ describe('quota leases on Redis', () => {
     expect(await inRedis(a)).toMatchObject({ spent: 1_000, reservations: 0 });
     await store.close();
     expect((await inRedis(a)).spent).toBe(1_000);
+  });
+
+  it("give the period's counter the period's expiry when a settlement finds it gone, not the grace alone", async () => {
+    const a = account();
+    const at = noon + RATE_WINDOW_MS;
+    const store = new RedisQuotaStore(redis, prefix, { now: () => at });
+    for (let i = 0; i < 100; i++) await store.decide(query({ account: a, nowMs: noon + i }));
+    const credits = `${prefix}{${a}}:credits:${periodId}`;
+    // The counter is gone while the reservation stands (evicted under a maxmemory policy, or
+    // deleted by hand): the settlement creates it again.
+    await redis.del(credits);
+    await store.sweep(at);
+    expect(await inRedis(a)).toMatchObject({ reservations: 0 });
+    expect((await inRedis(a)).spent).toBeGreaterThan(0);
+    // What is left of the period at the store's clock, plus the grace, as a decision sets it: a
+    // counter that lapsed after the grace alone would give the account its allowance again.
+    const expected = periodWindow('daily', at).endMs - at + CREDIT_KEY_GRACE_MS;
+    const ttl = await redis.pttl(credits);
+    expect(ttl).toBeLessThanOrEqual(expected);
+    expect(ttl).toBeGreaterThan(expected - 60_000);
+    await store.close();
   });
 
   it('let a reservation nobody settles lapse: its credits are free again, and a late settlement bills nothing', async () => {
