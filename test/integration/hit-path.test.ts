@@ -8,17 +8,18 @@ import { describe, expect, it } from 'vitest';
 import { makeHandler } from '../../src/request/pipeline.js';
 import { useFixtureExplorer } from '../support/explorer.js';
 import { ADDRESS, DEMO_KEY, makeConfig, startGateway } from '../support/gateway.js';
-import { REDIS_URL, testPrefix } from '../support/redis.js';
+import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
 const fixture = useFixtureExplorer();
 
 /** The gateway's state behind a probe app whose route records whether the answer was written when the handler returned. */
 async function probe(redis: boolean) {
+  const prefix = testPrefix('hit-path');
   const gw = await startGateway(
     makeConfig([fixture().url], {
       cache: { ttlSeconds: { 'token-balances': 60 } },
-      ...(redis ? { redis: { url: REDIS_URL, keyPrefix: testPrefix('hit-path') } } : {}),
+      ...(redis ? { redis: { url: REDIS_URL, keyPrefix: prefix } } : {}),
     }),
   );
   const handler = makeHandler(() => gw.app.gateway.state());
@@ -36,6 +37,12 @@ async function probe(redis: boolean) {
   const close = async () => {
     await app.close();
     await gw.close();
+    // After the gateway closed: its last usage batch and lease settlement are written by then.
+    if (redis) {
+      const client = connect();
+      await deletePrefix(client, prefix);
+      client.disconnect();
+    }
   };
   return { get, answeredAtReturn, close };
 }
