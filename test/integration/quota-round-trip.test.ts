@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
 import { ADDRESS, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
-import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
+import { connect, deletePrefix, monitorConnection, REDIS_URL, testPrefix } from '../support/redis.js';
 import { until } from '../support/wait.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
@@ -23,7 +23,7 @@ beforeAll(async () => {
   gw = await startGateway(
     makeConfig([explorer.url], { redis: { url: REDIS_URL, keyPrefix: prefix, leases: false }, usage: { enabled: false } }),
   );
-  monitor = await redis.duplicate().monitor();
+  monitor = await monitorConnection(redis);
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
     // Commands a script runs are listed too, with source "lua": they are not round trips.
     if (source !== 'lua' && args.some((a) => a.startsWith(prefix))) seen.push(args);

@@ -22,3 +22,22 @@ export async function deletePrefix(redis: Redis, prefix: string): Promise<void> 
     if (keys.length > 0) await redis.del(...keys);
   } while (cursor !== '0');
 }
+
+/**
+ * A MONITOR connection. ioredis switches a connection into monitor mode a microtask after
+ * MONITOR's OK (node_modules/ioredis/built/redis/event_handler.js, readyHandler), so commands of
+ * other clients that Redis lists in the same packet are taken for replies nobody asked for, each
+ * an error event ("Command queue state error", node_modules/ioredis/built/DataHandler.js,
+ * shiftCommand). On a Redis that other suites keep busy, that is most connections. Those lines
+ * are of commands run before the connection was in monitor mode, so before any command a test
+ * sends after this resolves: they are let go, and every line after them is listed.
+ */
+export function monitorConnection(redis: Redis): Promise<Redis> {
+  const m = redis.duplicate({ monitor: true, lazyConnect: false });
+  return new Promise((resolve, reject) => {
+    m.on('error', (err: Error) => {
+      if (!err.message.startsWith('Command queue state error')) reject(err);
+    });
+    m.once('monitoring', () => resolve(m));
+  });
+}
