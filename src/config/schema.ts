@@ -238,7 +238,7 @@ const chainId = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'expected a chain id of letters, digits, _ or -' })
   .refine((id) => !RESERVED_CHAIN_IDS.has(id), {
-    error: `expected a chain id other than ${[...RESERVED_CHAIN_IDS].join(' or ')} (the Etherscan-style /api and /v2/api paths)`,
+    error: `expected a chain id other than ${[...RESERVED_CHAIN_IDS].join(' or ')} (the Etherscan-style /api and /v2/api paths, the services' /services/)`,
   });
 const planName = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'expected a plan name of letters, digits, _ . or -' });
 

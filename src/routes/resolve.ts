@@ -79,7 +79,7 @@ export function encodeQuery(entries: Iterable<[string, string]>): string {
 const withQuery = (path: string, query: string) => (query === '' ? path : `${path}?${query}`);
 
 /** Chain ids that would make a request target ambiguous (config/schema.ts refuses them). */
-export const RESERVED_CHAIN_IDS: ReadonlySet<string> = new Set(['api', 'v2']);
+export const RESERVED_CHAIN_IDS: ReadonlySet<string> = new Set(['api', 'v2', 'services']);
 
 export function resolve(url: string, chains: { has(id: string): boolean }): Resolution {
   const q = url.indexOf('?');
@@ -95,6 +95,10 @@ export function resolve(url: string, chains: { has(id: string): boolean }): Reso
     query.params.delete('chainid');
     return resolveLegacy(chainId, query);
   }
+
+  // The explorers' services live under /services/ (contract section 9), not under a chain: a
+  // path there that no route serves is an unknown route, not the unknown chain "services".
+  if (path.startsWith('/services/')) return { kind: 'refusal', code: 'UNKNOWN_ROUTE', legacy: false };
 
   // "/{chain_id}/rest"
   const slash = path.indexOf('/', 1);

@@ -53,6 +53,20 @@ describe('route resolution', () => {
     }
   });
 
+  it('answers a path under /services/ as an unknown route (404 Route not found), not as the chain "services"', () => {
+    for (const url of [
+      '/services/',
+      '/services/bens/api/v1/domains/x.eth',
+      '/services/stats-service/api/v1/lines/txns',
+      '/services/api?module=account&action=balance',
+      '/services/api/v2/stats',
+    ]) {
+      expect(resolve(url, chains), url).toEqual({ kind: 'refusal', code: 'UNKNOWN_ROUTE', legacy: false });
+    }
+    expect(resolve('/services/api/v2/stats', new Set(['services']))).toMatchObject({ code: 'UNKNOWN_ROUTE' });
+    expect(resolve('/servicesx/api/v2/stats', chains)).toMatchObject({ code: 'UNKNOWN_CHAIN' });
+  });
+
   it('rebuilds the upstream path from validated parts, lower-casing the address', () => {
     expect(upstream(`/1/api/v2/addresses/${A}/token-balances`)).toBe(`/api/v2/addresses/${a}/token-balances`);
   });
