@@ -12,7 +12,7 @@
 import { percentDecode } from '../http/url-decode.js';
 import type { ValidationIssue } from '../http/errors.js';
 import type { ParamSchema } from './spec-types.js';
-import type { LegacyRouteSpec, V2RouteSpec } from './table.js';
+import type { LegacyParamSpec, LegacyRouteSpec, V2RouteSpec } from './table.js';
 
 export type CheckResult = { ok: true; value: string } | { ok: false; detail: string };
 export type ParamCheck = (raw: string) => CheckResult;
@@ -302,11 +302,15 @@ export type LegacyCheckResult = { ok: true; query: [string, string][] } | { ok: 
 
 /**
  * A legacy request's parameters (module and action already matched): the first problem, in
- * Blockscout's words where it has them; missing parameters before bad values, as the
- * controllers check. Parameters the action does not declare are dropped, not refused
- * (Etherscan-style clients add their own, such as `chainid`).
+ * Blockscout's words where it has them; the results window first, then missing parameters,
+ * then bad values, as the controllers check. Parameters the action does not declare are
+ * dropped, not refused (Etherscan-style clients add their own, such as `chainid`), and so are
+ * values its controller ignores (legacy-rules.ts: `lenient`, `ignoredWith`).
  */
 export function checkLegacy(spec: LegacyRouteSpec, query: ReadonlyMap<string, string>): LegacyCheckResult {
+  for (const p of spec.params) {
+    if (p.resultsWindow !== undefined && pastWindow(spec, p, query)) return { ok: false, message: p.resultsWindow.message };
+  }
   const oneOfMissing = spec.oneOfRequired !== undefined && !spec.oneOfRequired.names.some((n) => query.has(n));
   const missing = spec.params.filter((p) => p.required && !query.has(p.name));
   if (spec.missingTogether !== undefined) {
@@ -321,13 +325,50 @@ export function checkLegacy(spec: LegacyRouteSpec, query: ReadonlyMap<string, st
   for (const p of spec.params) {
     const raw = query.get(p.name);
     if (raw === undefined) continue;
-    const r = paramCheck(p.schema)(raw);
-    // Blockscout's texts are about a bad value; a list longer than the document allows gets ours
-    // (the controllers cut it short silently: balancemulti takes 20, getcontractcreation 10).
-    const tooLong = p.schema.maxItems !== undefined && raw.split(',').length > p.schema.maxItems;
-    if (!r.ok) return { ok: false, message: tooLong || p.invalid === undefined ? `Invalid ${p.name}: ${r.detail}` : p.invalid };
+    if (p.ignoredWith !== undefined && query.has(p.ignoredWith)) continue;
+    const r = readLegacy(p, raw);
+    if (!r.ok) {
+      if (p.lenient) continue;
+      // Blockscout's texts are about a bad value; a list longer than the document allows (where
+      // no rule says the controller cuts it short) gets ours.
+      const tooLong = p.take === undefined && p.schema.maxItems !== undefined && raw.split(',').length > p.schema.maxItems;
+      return { ok: false, message: tooLong || p.invalid === undefined ? `Invalid ${p.name}: ${r.detail}` : p.invalid };
+    }
     out.push([p.forwardAs ?? p.name, r.value]);
   }
   if (oneOfMissing && spec.oneOfRequired) return { ok: false, message: spec.oneOfRequired.message };
   return { ok: true, query: out.sort(byName) };
+}
+
+/** Unicode White_Space at either end, which Elixir's String.trim/1 removes. */
+const OUTER_SPACE = /^\p{White_Space}+|\p{White_Space}+$/gu;
+
+/** A legacy parameter's value as its controller reads it (legacy-rules.ts LegacyParamReading), checked and canonical. */
+function readLegacy(p: LegacyParamSpec, raw: string): CheckResult {
+  const list = p.schema.type === 'array' && (p.take !== undefined || p.trimItems === true || p.lenient === true);
+  if (!list) return paramCheck(p.schema)(p.downcase ? raw.toLowerCase() : raw);
+  let items = raw.split(',');
+  if (p.trimItems) items = items.map((item) => item.replace(OUTER_SPACE, '')).filter((item) => item !== '');
+  if (p.take !== undefined) items = items.slice(0, p.take);
+  const check = paramCheck(p.schema.items ?? {});
+  const values: string[] = [];
+  for (const item of items) {
+    const r = check(item);
+    // A lenient list loses the items its controller skips; the rest still goes (an empty list too).
+    if (r.ok) values.push(r.value);
+    else if (!p.lenient) return r;
+  }
+  return ok(values.join(','));
+}
+
+/** Whether page and page size, both readable, end past the action's results window. */
+function pastWindow(spec: LegacyRouteSpec, size: LegacyParamSpec, query: ReadonlyMap<string, string>): boolean {
+  const window = size.resultsWindow;
+  const page = spec.params.find((p) => p.name === window?.page);
+  const rawSize = query.get(size.name);
+  const rawPage = page === undefined ? undefined : query.get(page.name);
+  if (window === undefined || page === undefined || rawSize === undefined || rawPage === undefined) return false;
+  const s = readLegacy(size, rawSize);
+  const n = readLegacy(page, rawPage);
+  return s.ok && n.ok && BigInt(s.value) * BigInt(n.value) > BigInt(window.max);
 }

@@ -4,7 +4,7 @@
 // cost, cache TTL and whether it is streamed. Built once, at import; pure data.
 import { LEGACY_ACTIONS } from './generated/legacy-actions.js';
 import { V2_OPERATIONS } from './generated/v2-operations.js';
-import { LEGACY_RULES, type LegacyActionRules } from './legacy-rules.js';
+import { LEGACY_RULES, type LegacyActionRules, type LegacyParamReading } from './legacy-rules.js';
 import type { LegacyActionData, ParamData, V2OperationData } from './spec-types.js';
 
 /** A parsed template segment: a literal, or a parameter slot. */
@@ -26,7 +26,7 @@ export interface V2RouteSpec {
   readonly stream: boolean;
 }
 
-export interface LegacyParamSpec extends ParamData {
+export interface LegacyParamSpec extends ParamData, LegacyParamReading {
   /** Blockscout's answer when this required parameter is missing. */
   readonly missing?: string;
   /** Blockscout's answer when its value is bad. */

@@ -407,29 +407,121 @@ describe('checkLegacy', () => {
     });
   });
 
-  it('words a problem itself where Blockscout has no text (it ignores the value)', () => {
-    expect(legacy('legacy.account.txlist', { address: A, offset: '20000' })).toEqual({
-      ok: false,
-      message: 'Invalid offset: 20000 is larger than inclusive maximum 10000',
-    });
-    expect(legacy('legacy.account.txlist', { address: A, page: '0' })).toEqual({
-      ok: false,
-      message: 'Invalid page: 0 is smaller than inclusive minimum 1',
-    });
-    expect(legacy('legacy.account.txlist', { address: A, sort: 'up' })).toEqual({
-      ok: false,
-      message: 'Invalid sort: Invalid value for enum',
-    });
+  it('words a problem itself where Blockscout has no text and does not ignore the value', () => {
     expect(legacy('legacy.bridgedTokenList', { chainid: 'x' })).toEqual({
       ok: false,
       message: 'Invalid chainid: Invalid integer. Got: string',
     });
-    const many = Array.from({ length: 21 }, () => A).join(',');
-    expect(legacy('legacy.account.balancemulti', { address: many })).toEqual({
-      ok: false,
-      message: 'Invalid address: Array length 21 is larger than maxItems: 20',
-    });
     expect(legacy('legacy.account.balancemulti', { address: `${A},0x1` })).toEqual({ ok: false, message: 'Invalid address hash' });
+  });
+
+  // address_controller.ex put_block/3, put_order_by_direction/2, put_boolean/4, put_filter_by/2,
+  // helper.ex put_page_option/2 and put_offset_option/2: a value they cannot read is no option.
+  it('drops a value the controller ignores: the explorer gets the request without it', () => {
+    const txlist = (q: Record<string, string>) => legacy('legacy.account.txlist', { address: A, ...q });
+    const bare = { ok: true, query: [['address', a]] };
+    for (const endblock of ['latest', '-1', '2147483648', '1.5', '', '0x10']) expect(txlist({ endblock })).toEqual(bare);
+    for (const startblock of ['earliest', 'x']) expect(txlist({ startblock })).toEqual(bare);
+    for (const page of ['0', '-2', 'x']) expect(txlist({ page })).toEqual(bare);
+    for (const offset of ['0', '10001', '20000', 'x']) expect(txlist({ offset })).toEqual(bare);
+    for (const sort of ['up', 'ASC', '']) expect(txlist({ sort })).toEqual(bare);
+    expect(txlist({ filterby: 'both' })).toEqual(bare);
+    // What it can read goes on, canonical.
+    expect(txlist({ startblock: '+007', endblock: '2147483647', page: '02', offset: '100', sort: 'asc' })).toEqual({
+      ok: true,
+      query: [
+        ['address', a],
+        ['endblock', '2147483647'],
+        ['offset', '100'],
+        ['page', '2'],
+        ['sort', 'asc'],
+        ['startblock', '7'],
+      ],
+    });
+    expect(legacy('legacy.account.tokentx', { address: A, endblock: 'latest', startblock: '0', sort: 'desc' })).toEqual({
+      ok: true,
+      query: [
+        ['address', a],
+        ['sort', 'desc'],
+        ['startblock', '0'],
+      ],
+    });
+    expect(legacy('legacy.account.getminedblocks', { address: A, page: '0', offset: '3' })).toEqual({
+      ok: true,
+      query: [
+        ['address', a],
+        ['offset', '3'],
+      ],
+    });
+    expect(legacy('legacy.contract.listcontracts', { page: 'x', verified_at_start_timestamp: 'yesterday' })).toEqual({
+      ok: true,
+      query: [],
+    });
+    expect(legacy('legacy.contract.listcontracts', { verified_at_end_timestamp: '253402300800' })).toEqual({ ok: true, query: [] });
+    expect(legacy('legacy.contract.listcontracts', { verified_at_end_timestamp: '0253402300799' })).toEqual({
+      ok: true,
+      query: [['verified_at_end_timestamp', '253402300799']],
+    });
+  });
+
+  it('reads include_zero_value in any case, and forwards filterby as the filter_by put_filter_by/2 reads', () => {
+    const internal = (q: Record<string, string>) => legacy('legacy.account.txlistinternal', { address: A, ...q });
+    expect(internal({ include_zero_value: 'TRUE' })).toEqual({
+      ok: true,
+      query: [
+        ['address', a],
+        ['include_zero_value', 'true'],
+      ],
+    });
+    expect(internal({ include_zero_value: 'yes' })).toEqual({ ok: true, query: [['address', a]] });
+    expect(legacy('legacy.account.txlist', { address: A, filterby: 'to' })).toEqual({
+      ok: true,
+      query: [
+        ['address', a],
+        ['filter_by', 'to'],
+      ],
+    });
+  });
+
+  it('drops txhash when an address is given: txlistinternal/2 then never reads it', () => {
+    expect(legacy('legacy.account.txlistinternal', { address: A, txhash: 'bad' })).toEqual({ ok: true, query: [['address', a]] });
+    expect(legacy('legacy.account.txlistinternal', { txhash: 'bad' })).toEqual({ ok: false, message: 'Invalid txhash format' });
+    expect(legacy('legacy.account.txlistinternal', { txhash: H })).toEqual({ ok: true, query: [['txhash', h]] });
+  });
+
+  it("refuses a page past the results window, before anything else, in optional_params/1's words", () => {
+    const past = { ok: false, message: 'Result window is too large, PageNo x Offset size must be less than or equal to 10000' };
+    expect(legacy('legacy.account.txlist', { address: A, page: '2', offset: '5001' })).toEqual(past);
+    expect(legacy('legacy.account.txlist', { page: '10001', offset: '1' })).toEqual(past); // before the missing address
+    expect(legacy('legacy.account.tokentx', { page: '101', offset: '100' })).toEqual(past);
+    expect(legacy('legacy.account.listaccounts', { page: '99999999999999999999', offset: '1' })).toEqual(past);
+    expect(legacy('legacy.account.txlist', { address: A, page: '2', offset: '5000' })).toMatchObject({ ok: true });
+    // Only both readable: an ignored page or offset is the default, inside the window.
+    expect(legacy('legacy.account.txlist', { address: A, page: '3', offset: '10001' })).toEqual({
+      ok: true,
+      query: [
+        ['address', a],
+        ['page', '3'],
+      ],
+    });
+    // getminedblocks/2 pages without optional_params/1: no window.
+    expect(legacy('legacy.account.getminedblocks', { address: A, page: '3', offset: '10000' })).toMatchObject({ ok: true });
+  });
+
+  it('reads address lists as to_address_hashes/1 and getcontractcreation/2 do: the first 20 or 10 items', () => {
+    const many = Array.from({ length: 21 }, () => A).join(',');
+    expect(legacy('legacy.account.balancemulti', { address: `${many},junk` })).toEqual({
+      ok: true,
+      query: [['address', Array.from({ length: 20 }, () => a).join(',')]],
+    });
+    expect(legacy('legacy.account.balance', { address: `${A},${A}` })).toEqual({ ok: true, query: [['address', `${a},${a}`]] });
+    expect(legacy('legacy.account.balance', { address: `${A},` })).toEqual({ ok: false, message: 'Invalid address hash' });
+    const creation = (contractaddresses: string) => legacy('legacy.contract.getcontractcreation', { contractaddresses });
+    // Trimmed, empty items left out, items that are no address left out of the answer.
+    expect(creation(` ${A} ,, 0x1,\t${A}`)).toEqual({ ok: true, query: [['contractaddresses', `${a},${a}`]] });
+    expect(creation('0x1,nope')).toEqual({ ok: true, query: [['contractaddresses', '']] });
+    // The first 10 items, good or not, are all that is read.
+    expect(creation([...Array.from({ length: 10 }, () => '0x1'), A].join(','))).toEqual({ ok: true, query: [['contractaddresses', '']] });
   });
 
   it('keeps only the declared parameters, canonical and sorted; the instance ignores the rest', () => {
@@ -467,10 +559,23 @@ describe('checkLegacy', () => {
       if (spec.kind !== 'legacy') continue;
       const given = spec.params.map((p) => [p.name, ...sample(p.schema), p.forwardAs ?? p.name] as const);
       const got = checkLegacy(spec, new Map(given.map(([n, raw]) => [n, raw])));
-      const expectedQuery = given.map(([, , canonical, as]): [string, string] => [as, canonical]).sort(([x], [y]) => (x < y ? -1 : 1));
+      // A parameter its controller does not read beside another (txhash beside address) is not forwarded.
+      const read = given.filter(([n]) => spec.params.find((p) => p.name === n)?.ignoredWith === undefined);
+      const expectedQuery = read.map(([, , canonical, as]): [string, string] => [as, canonical]).sort(([x], [y]) => (x < y ? -1 : 1));
       expect([spec.name, got]).toEqual([spec.name, { ok: true, query: expectedQuery }]);
     }
     expect(matchLegacy('TOKEN', 'gettoken')).toBe(legacyRoute('legacy.getToken'));
+  });
+
+  it("names only the action's own parameters in its rules", () => {
+    for (const spec of ROUTE_TABLE) {
+      if (spec.kind !== 'legacy') continue;
+      const names = new Set(spec.params.map((p) => p.name));
+      for (const p of spec.params) {
+        if (p.ignoredWith !== undefined) expect([spec.name, names.has(p.ignoredWith)]).toEqual([spec.name, true]);
+        if (p.resultsWindow !== undefined) expect([spec.name, names.has(p.resultsWindow.page)]).toEqual([spec.name, true]);
+      }
+    }
   });
 });
 

@@ -165,6 +165,18 @@ describe('legacy route resolution', () => {
     );
   });
 
+  it('forwards one request for values the controller ignores and for none: one cache key', () => {
+    // etherscan-api 12's defaults for txlist: startblock=0, endblock=latest, page=1, offset=100, sort=asc.
+    const sent = (q: string) => upstream(`/1/api?module=account&action=txlist&address=${A}${q}`);
+    const canonical = `/api?module=account&action=txlist&address=${a}&offset=100&page=1&sort=asc&startblock=0`;
+    expect(sent('&startblock=0&endblock=latest&page=1&offset=100&sort=asc&chainid=1')).toBe(canonical);
+    expect(sent('&sort=asc&offset=0100&page=01&startblock=00')).toBe(canonical);
+    expect(sent('&startblock=0&endblock=pending&page=1&offset=100&sort=asc&filterby=any')).toBe(canonical);
+    expect(upstream(`/v2/api?chainid=1&module=account&action=tokennfttx&address=${A}&endblock=latest`)).toBe(
+      `/api?module=account&action=tokennfttx&address=${a}`,
+    );
+  });
+
   it('forwards chainid of bridgedTokenList as the chain_ids the instance reads', () => {
     expect(upstream('/100/api?module=token&action=bridgedTokenList&chainid=1')).toBe(
       '/api?module=token&action=bridgedTokenList&chain_ids=1',
