@@ -2,6 +2,7 @@
 // the gateway in front of it, with config/demo.yaml; prints ready-to-paste curl lines.
 import type { AddressInfo } from 'node:net';
 import { startFixtureExplorer } from '../fixture/explorer.js';
+import { KNOWN_TX_HASH, SAMPLE_ACCOUNT, TOKEN_CONTRACT, VERIFIABLE_CONTRACT } from '../fixture/chain.js';
 import { loadConfig } from '../src/config/load.js';
 import { buildServer } from '../src/app/server.js';
 
@@ -41,6 +42,14 @@ Try (every read route of Blockscout's PRO API and RPC API answers; these are a f
   curl -s '${base}/v2/api?chainid=100&module=account&action=balance&address=${address}&apikey=${key}'   # Etherscan V2 form
   curl -si ${base}/1/api/v2/addresses/0x123/token-balances ${bearer}   # 422, Blockscout's own error body
   curl -s ${base}/api/json/config   # chains and the cost of every route, no key
+
+Every client a customer brings (README, "Clients"):
+  curl -s ${bearer} -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' ${base}/1/json-rpc   # JSON-RPC (ethers, viem)
+  curl -s '${base}/1/api/eth-rpc?apikey=${key}' -d '[{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["${SAMPLE_ACCOUNT}","latest"]},{"jsonrpc":"2.0","id":2,"method":"eth_getTransactionReceipt","params":["${KNOWN_TX_HASH}"]}]'   # a batch
+  curl -s '${base}/v2/api?chainid=1&module=proxy&action=eth_call&to=${TOKEN_CONTRACT}&data=0x95d89b41&apikey=${key}'   # Etherscan's proxy module (symbol())
+  curl -si -X OPTIONS -H 'Origin: https://dapp.example' -H 'Access-Control-Request-Method: GET' -H 'Access-Control-Request-Headers: authorization' ${base}/1/api/v2/blocks/1   # CORS preflight, 204
+  curl -s '${base}/1/api?apikey=${key}' -d 'module=contract&action=verifysourcecode&contractaddress=${VERIFIABLE_CONTRACT}&contractname=Counter&compilerversion=v0.8.24%2Bcommit.e11b9ed9&codeformat=solidity-single-file&optimizationUsed=0&sourceCode=contract%20Counter%20%7B%7D'   # verification: a GUID
+  curl -s '${base}/1/api?module=contract&action=checkverifystatus&guid=<GUID>&apikey=${key}'   # Pending in queue, then Pass - Verified
 
 Sell a key (the admin API, on its own loopback port; the CLI calls the same API):
   export EGW_ADMIN_URL=${app.gateway.adminUrl() ?? '(admin API off: set admin.token)'} EGW_ADMIN_TOKEN=${config.admin.token ?? ''}

@@ -2,7 +2,7 @@
 // offers, for clients and dashboards. The chains it serves (id and name, never an upstream URL
 // or key) and what every route costs; worked out once per configuration.
 import type { FastifyInstance } from 'fastify';
-import { JSON_TYPE } from '../http/respond.js';
+import { corsOnReply, JSON_TYPE } from '../http/respond.js';
 import type { GatewayState } from '../request/state.js';
 import { costOf } from '../routes/settings.js';
 import { ROUTE_NAMES } from '../routes/table.js';
@@ -21,9 +21,10 @@ export function discoveryBody(state: GatewayState): string {
 
 export function registerDiscovery(app: FastifyInstance, current: () => GatewayState): void {
   let cached: { state: GatewayState; body: string } | undefined;
-  app.get(DISCOVERY_PATH, (_request, reply) => {
+  app.get(DISCOVERY_PATH, (request, reply) => {
     const state = current();
     if (cached?.state !== state) cached = { state, body: discoveryBody(state) };
+    corsOnReply(reply, state.cors.linesFor(request.headers.origin));
     return reply.header('content-type', JSON_TYPE).send(cached.body);
   });
 }

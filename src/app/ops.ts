@@ -8,7 +8,7 @@ import { timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { JSON_TYPE } from '../http/respond.js';
+import { corsOnReply, JSON_TYPE } from '../http/respond.js';
 import type { Readiness } from '../observability/health.js';
 import type { Metrics } from '../observability/metrics.js';
 
@@ -18,6 +18,11 @@ export interface OpsSources {
   log: Logger;
   /** The whole gateway's metrics when this process is one of several workers (process/primary.ts); else this registry's. */
   metricsText?: (() => Promise<string>) | undefined;
+  /**
+   * The CORS lines for a request's Origin (http/cors.ts), on the public listener's /healthz and
+   * /readyz only: a browser page may check the gateway; the operations listener never answers CORS.
+   */
+  cors?: ((origin: string | undefined) => readonly string[] | undefined) | undefined;
 }
 
 /** Compared in constant time, so that the token cannot be guessed from response times. */
@@ -49,8 +54,12 @@ export function registerOps(app: FastifyInstance, config: Config['metrics'], sou
     const text = sources.metricsText ? await sources.metricsText() : await registry.metrics();
     return reply.header('content-type', registry.contentType).send(text);
   };
-  app.get('/healthz', healthz);
-  app.get('/readyz', readyz(false));
+  const withCors = (handler: (req: FastifyRequest, reply: FastifyReply) => FastifyReply) => (req: FastifyRequest, reply: FastifyReply) => {
+    corsOnReply(reply, sources.cors?.(req.headers.origin));
+    return handler(req, reply);
+  };
+  app.get('/healthz', withCors(healthz));
+  app.get('/readyz', withCors(readyz(false)));
   if (config.port === undefined) return { url: () => undefined };
   const own = Fastify({ logger: false });
   if (config.enabled) own.get('/metrics', metrics);

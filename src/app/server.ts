@@ -83,7 +83,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     logger: false,
     requestIdHeader: false,
     genReqId: requestId,
-    // Explorer data is read-only; request bodies are never read.
+    // Unused: no body goes through fastify's own parsers (request/body.ts reads them, bounded).
     bodyLimit: 1024,
     // A path the router cannot decode (`%zz`) goes to the pipeline, which answers 404 or 422
     // with the contract's bodies instead of fastify's own 400.
@@ -153,9 +153,11 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
   // Set by the pipeline (no onRequest hook: every hook costs on the hot path).
   app.decorateRequest('ctx', null);
 
-  // Bodies are not part of any route; accept and ignore them so a POST gets its 405, not a parse error.
+  // Bodies are read by the routes that take one (request/body.ts: JSON-RPC, POSTed forms), with
+  // their own limits, and only once the route and key are known: every body is handed on as the
+  // raw stream, unread, whatever its type, so a POST elsewhere gets its 405, not a parse error.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', (_request, _payload, done) => done(null));
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
 
   // One of several workers: /metrics answers for the whole gateway (the primary sums them).
   if (cluster.isWorker) shareMetrics(metrics.registry);
@@ -164,6 +166,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     metrics,
     log,
     metricsText: cluster.isWorker ? clusterMetrics : undefined,
+    cors: (origin) => states.current.cors.linesFor(origin),
   });
   registerDiscovery(app, () => states.current);
   // The streamed routes' client (request/stream.ts); its own undici agent, like the chains' pools
@@ -185,7 +188,11 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     // the pipeline answers (405 for a POST) rather than a 500.
     if (err.code?.startsWith('FST_ERR_CTP')) return handler(request, reply);
     log.error({ reqId: request.id, err }, 'unhandled error');
-    const ctx = request.ctx ?? new RequestContext(request.id, 0);
+    let ctx = request.ctx;
+    if (ctx === null) {
+      ctx = new RequestContext(request.id, 0);
+      ctx.cors = states.current.cors.linesFor(request.headers.origin);
+    }
     sendError(ctx, reply, 'INTERNAL');
     finish(states.current, ctx, request.method, request.url);
     return reply;

@@ -4,6 +4,7 @@
 // the pools of changed or removed chains close once the requests that chose them had time to.
 import { KeyRing } from '../keys/ring.js';
 import type { Config } from '../config/schema.js';
+import { corsPolicy } from '../http/cors.js';
 import { accessLog } from './access-log.js';
 import type { AccessLog } from '../request/finish.js';
 import type { Chain, GatewayState } from '../request/state.js';
@@ -69,6 +70,7 @@ export class GatewayStates {
       upstreamWarnings: r.upstreamWarnings,
       accessLog: config.log.requests ? this.lines : undefined,
       usage: r.usage,
+      cors: corsPolicy(config.server.cors),
     };
     return { state, retired };
   }
@@ -78,7 +80,9 @@ export class GatewayStates {
     const now = this.current.config;
     const notApplied: string[] = [];
     const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-    if (!same(next.server, now.server)) notApplied.push('server (host, port, watchConfig, shutdownTimeoutMs)');
+    // server.cors is part of the state (the next requests answer with it); the rest of server is not.
+    if (!same({ ...next.server, cors: undefined }, { ...now.server, cors: undefined }))
+      notApplied.push('server (host, port, watchConfig, shutdownTimeoutMs)');
     if (!same(next.redis, now.redis)) notApplied.push('redis');
     if (!same(next.metrics, now.metrics)) notApplied.push('metrics');
     if (!same(next.health, now.health)) notApplied.push('health');

@@ -15,6 +15,13 @@ export interface CacheEntry {
    * the last values. Not stored in the shared tier.
    */
   headerLines: string[];
+  /**
+   * headerLines with one request's CORS lines inserted before the per-answer headers, and those
+   * CORS lines (compared by identity): made by http/respond.ts for the last CORS lines an answer
+   * had, so that headerLines stays as it is. Not stored in the shared tier.
+   */
+  corsLines: string[] | undefined;
+  corsFor: readonly string[] | undefined;
   storedAt: number;
   /** Fresh (HIT) before this. */
   freshUntil: number;
@@ -53,6 +60,8 @@ export function toEntry(answer: UpstreamAnswer, nowMs: number, ttlSeconds: numbe
     headers: answer.headers,
     body: answer.body,
     headerLines: headerLines(answer.headers, answer.body.length),
+    corsLines: undefined,
+    corsFor: undefined,
     storedAt: nowMs,
     freshUntil,
     staleUntil: freshUntil + staleSeconds * 1000,

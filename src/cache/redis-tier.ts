@@ -25,7 +25,7 @@ interface Meta {
 
 /** [format byte][u32 meta length][meta JSON][body, raw or deflated] */
 export async function encodeEntry(entry: CacheEntry): Promise<Buffer> {
-  const { body, headerLines: _lines, ...meta } = entry; // the lines are worked out again on decoding
+  const { body, headerLines: _lines, corsLines: _cors, corsFor: _for, ...meta } = entry; // the lines are worked out again on decoding
   const metaBytes = Buffer.from(JSON.stringify(meta satisfies Meta));
   let format = RAW;
   let payload = body;
@@ -50,7 +50,7 @@ export async function decodeEntry(buf: Buffer): Promise<CacheEntry | undefined> 
   const meta = JSON.parse(buf.subarray(5, 5 + metaLength).toString('utf8')) as Meta;
   const payload = buf.subarray(5 + metaLength);
   const body = format === DEFLATED ? await inflate(payload) : Buffer.from(payload);
-  return { ...meta, body, headerLines: headerLines(meta.headers, body.length) };
+  return { ...meta, body, headerLines: headerLines(meta.headers, body.length), corsLines: undefined, corsFor: undefined };
 }
 
 export class RedisCacheTier {

@@ -55,6 +55,43 @@ const optionalSecret = z
 
 const port = () => nonNegativeInt('a port number (0-65535)').max(65535, { error: 'expected a port number (0-65535)' });
 
+/**
+ * An origin as browsers send it in `Origin` (the Fetch standard's serialization of an origin,
+ * https://fetch.spec.whatwg.org/#origin-header): scheme://host[:port] in lower case, without a
+ * path or the scheme's default port. Compared exactly (http/cors.ts), so any other spelling
+ * would never match: it is refused, with the spelling that would.
+ */
+const ORIGIN_SHAPE = /^[a-z][a-z0-9+.-]*:\/\/(?:\[[0-9a-f:.]+\]|[a-z0-9_.~%-]+)(?::\d{1,5})?$/;
+const ORIGIN_EXPECTED = 'expected * or an origin scheme://host[:port], without a path, as browsers send it (https://app.example)';
+const corsOrigin = z.string({ error: ORIGIN_EXPECTED }).superRefine((s, ctx) => {
+  if (s === '*') return;
+  const serialized = URL.canParse(s) && /^https?:$/.test(new URL(s).protocol) ? new URL(s).origin : undefined;
+  if (ORIGIN_SHAPE.test(s) && (serialized === undefined || serialized === s)) return;
+  ctx.addIssue({
+    code: 'custom',
+    message: serialized && serialized !== s ? `${ORIGIN_EXPECTED}; did you mean ${serialized}?` : ORIGIN_EXPECTED,
+  });
+});
+
+export const corsSchema = z.strictObject({
+  /**
+   * Origins whose pages may call the public listener (CORS): `["*"]` for any, as Blockscout
+   * answers; a list of origins, each answered with its own origin and `Vary: Origin`; `[]` for
+   * no CORS headers at all. The admin and operations listeners never answer CORS.
+   */
+  origins: z
+    .array(corsOrigin, { error: 'expected a list of origins, ["*"] or []' })
+    .refine((list) => !list.includes('*') || list.length === 1, { error: 'expected * alone: it already allows every origin' })
+    .default(['*']),
+  /**
+   * How long a browser may keep a preflight's answer, seconds (Access-Control-Max-Age).
+   * Browsers cap it: Chromium at 7200, Firefox at 86400.
+   */
+  maxAgeSeconds: nonNegativeInt()
+    .max(86_400, { error: 'expected at most 86400 (one day; browsers keep a preflight no longer)' })
+    .default(600),
+});
+
 export const serverSchema = z.strictObject({
   /** Address to listen on. */
   host: nonEmpty('a host name or address').default('0.0.0.0'),
@@ -89,6 +126,8 @@ export const serverSchema = z.strictObject({
       error: 'expected a positive integer or auto',
     })
     .default(1),
+  /** CORS on the public listener (http/cors.ts). */
+  cors: corsSchema.default({ origins: ['*'], maxAgeSeconds: 600 }),
 });
 
 export const redisSchema = z
@@ -234,6 +273,16 @@ export const usageSchema = z.strictObject({
   retentionDays: positiveInt().default(400),
 });
 
+export const rpcSchema = z.strictObject({
+  /** Most calls one JSON-RPC batch may hold; a larger batch is refused whole (413). */
+  maxBatch: positiveInt().max(10_000, { error: 'expected at most 10000' }).default(100),
+  /**
+   * Largest contract verification request (source code, Standard JSON input), bytes; larger is
+   * refused (413) before anything reaches the explorer.
+   */
+  maxVerifyBytes: positiveInt().default(20 * 1024 * 1024),
+});
+
 const chainId = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'expected a chain id of letters, digits, _ or -' })
@@ -253,6 +302,7 @@ export const configSchema = z
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
       keepAliveTimeoutMs: 5_000,
+      cors: { origins: ['*'], maxAgeSeconds: 600 },
     }),
     redis: redisSchema.optional(),
     chains: z
@@ -268,6 +318,7 @@ export const configSchema = z
     admin: adminSchema.default({ token: undefined, host: '127.0.0.1', port: 9091 }),
     storage: storageSchema.default({ path: 'data/gateway.db' }),
     usage: usageSchema.default({ enabled: true, retentionDays: 400 }),
+    rpc: rpcSchema.default({ maxBatch: 100, maxVerifyBytes: 20 * 1024 * 1024 }),
   })
   // Cross-references run even when other parts of the file are wrong, so that one run of
   // check-config lists every problem; the input may then be partly malformed.
@@ -338,3 +389,4 @@ export type PlanConfig = z.output<typeof planSchema>;
 export type KeyConfig = z.output<typeof keySchema>;
 export type RedisConfig = z.output<typeof redisSchema>;
 export type AdminConfig = z.output<typeof adminSchema>;
+export type RpcConfig = z.output<typeof rpcSchema>;

@@ -33,6 +33,13 @@ export const ERRORS = {
   BAD_REQUEST: { status: 400, message: 'Bad request', headers: { connection: 'close' } },
   REQUEST_TIMEOUT: { status: 408, message: 'Request timeout', headers: { connection: 'close' } },
   HEADERS_TOO_LARGE: { status: 431, message: 'Request headers too large', headers: { connection: 'close' } },
+  // A POSTed form (legacy API, contract verification) or JSON-RPC body over its limit.
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'Request body too large' },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    message: 'Expected a form body (application/x-www-form-urlencoded or multipart/form-data)',
+  },
+  BODY_INCOMPLETE: { status: 400, message: 'Request body not received whole' },
   LEGACY_NO_MODULE_ACTION: { status: 400, message: "Params 'module' and 'action' are required parameters" },
   LEGACY_UNKNOWN_MODULE: { status: 400, message: 'Unknown module' },
   LEGACY_UNKNOWN_ACTION: { status: 400, message: 'Unknown action' },

@@ -54,6 +54,9 @@ export const HOP_BY_HOP = new Set([
 export function isPassableResponseHeader(name: string, connectionTokens: ReadonlySet<string>): boolean {
   if (HOP_BY_HOP.has(name) || connectionTokens.has(name)) return false;
   if (name.startsWith('x-ratelimit-') || name.startsWith('x-credits-')) return false;
+  // CORS is the gateway's (http/cors.ts, `server.cors`): Blockscout's own `*` beside the
+  // gateway's would be two values, which the browser refuses, or would undo `origins: []`.
+  if (name.startsWith('access-control-')) return false;
   // x-request-id is the gateway's (Blockscout echoes the one it was sent, which a cached answer
   // would hand to every later client); so are x-cache and age (a CDN in front of an explorer
   // may send its own).

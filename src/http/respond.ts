@@ -1,7 +1,8 @@
 // The one writer of answers. Every answer of the pipeline goes out here, through Node's
 // writeHead with all its header fields in one flat list (fastify's reply.header() and send()
 // cost more than the rest of a cache hit), after fastify's reply is hijacked. One rule gives the
-// quota headers (contract section 6) of every answer from the key step on.
+// quota headers (contract section 6) of every answer from the key step on; every answer also
+// carries the request's CORS lines (ctx.cors, from http/cors.ts).
 import type { FastifyReply } from 'fastify';
 import { ageSeconds, type CacheEntry, type CacheOutcome } from '../cache/policy.js';
 import type { RequestContext } from '../request/context.js';
@@ -66,7 +67,23 @@ export function sendJson(
     lines.push(H_LIMIT, '', H_REMAINING, '', H_RESET, '', H_CREDITS, '');
     writeQuotaValues(lines, lines.length - 7, ctx, status);
   }
+  const cors = ctx.cors;
+  if (cors !== undefined) for (let i = 0; i < cors.length; i++) lines.push(cors[i]!);
   write(ctx, reply, status, lines, body);
+}
+
+/**
+ * A CORS preflight's answer (Fetch standard, "CORS-preflight request"): 204, the lines of
+ * http/cors.ts's preflightFor() and the request id, no body and so no Content-Length (RFC 9110
+ * section 8.6). Never billed: no key is read.
+ */
+export function sendPreflight(ctx: RequestContext, reply: FastifyReply, preflight: readonly string[]): void {
+  write(ctx, reply, 204, [...preflight, H_REQUEST_ID, ctx.id], '');
+}
+
+/** CORS lines (http/cors.ts) on an answer fastify writes itself: discovery, the public /healthz and /readyz. */
+export function corsOnReply(reply: FastifyReply, cors: readonly string[] | undefined): void {
+  if (cors !== undefined) for (let i = 0; i < cors.length; i += 2) reply.header(cors[i]!, cors[i + 1]!);
 }
 
 /** A refusal or failure from the registry, in the body shape of the request's interface. */
@@ -93,7 +110,7 @@ export function sendLegacyInvalid(ctx: RequestContext, reply: FastifyReply, mess
  */
 export function sendEntry(ctx: RequestContext, reply: FastifyReply, entry: CacheEntry, outcome: CacheOutcome, nowMs: number): void {
   ctx.cache = outcome;
-  const lines = entry.headerLines;
+  const lines = ctx.cors === undefined ? entry.headerLines : withCors(entry, ctx.cors);
   // The values of PER_ANSWER_HEADERS: request id, cache, age, then the four quota headers.
   const at = lines.length - 2 * PER_ANSWER_HEADERS.length + 1;
   lines[at] = ctx.id;
@@ -101,4 +118,20 @@ export function sendEntry(ctx: RequestContext, reply: FastifyReply, entry: Cache
   lines[at + 4] = decimal(ageSeconds(entry, nowMs));
   writeQuotaValues(lines, at + 6, ctx, entry.status);
   write(ctx, reply, entry.status, lines, entry.body);
+}
+
+/**
+ * The entry's header lines with `cors` inserted before the per-answer headers, which stay last
+ * (sendEntry fills them in). Kept on the entry for the CORS lines it was made for, compared by
+ * identity: http/cors.ts gives one array per configuration and origin, so a hit in the steady
+ * state allocates nothing. The shared headerLines are never changed.
+ */
+function withCors(entry: CacheEntry, cors: readonly string[]): string[] {
+  if (entry.corsFor === cors && entry.corsLines !== undefined) return entry.corsLines;
+  const own = entry.headerLines;
+  const split = own.length - 2 * PER_ANSWER_HEADERS.length;
+  const lines = own.slice(0, split).concat(cors, own.slice(split));
+  entry.corsFor = cors;
+  entry.corsLines = lines;
+  return lines;
 }

@@ -13,6 +13,11 @@ export class RequestContext {
   route: RouteName | undefined = undefined;
   /** Answers use the legacy envelope (`/{chain}/api?module=...`). */
   legacy = false;
+  /**
+   * The CORS header lines every answer to this request carries (http/cors.ts, one shared array
+   * per configuration and origin); undefined for none. Set when the request comes in.
+   */
+  cors: readonly string[] | undefined = undefined;
   /** The key the client's secret named, accepted or refused (403): what usage is recorded under. */
   identified: ApiKey | undefined = undefined;
   /** The key, once the key step accepted it: every answer from then on carries the quota headers. */
@@ -27,6 +32,11 @@ export class RequestContext {
   upstreamMs: number | undefined = undefined;
   /** The status written; 0 before the answer. */
   status = 0;
+  /**
+   * The request's calls were billed, counted and recorded one by one (the JSON-RPC endpoint,
+   * request/rpc.ts): finish() only writes its access line.
+   */
+  perCall = false;
   /** finish() has run. */
   finished = false;
   /** performance.now() when finish() ran, for the access line's `ms`; 0 when no line wants it. */

@@ -12,6 +12,10 @@ export type AccessLog = (ctx: RequestContext, method: string, url: string) => vo
 export function finish(state: GatewayState, ctx: RequestContext, method: string, url: string): void {
   if (ctx.finished) return;
   ctx.finished = true;
+  if (ctx.perCall) {
+    state.accessLog?.(ctx, method, url);
+    return;
+  }
   const { decision: d, key } = ctx;
   let charged = 0;
   if (d !== undefined && key !== undefined && d.billed > 0) {

@@ -8,6 +8,9 @@ import type { ThrottledWarnings } from '../observability/throttled-log.js';
 import type { UpstreamAnswer } from '../upstream/client.js';
 import { classify, UpstreamFailure, UpstreamInvalidBody, UpstreamStatus } from '../upstream/failures.js';
 import type { Chain } from './state.js';
+import type { CheckedCall } from '../rpc/methods.js';
+import { upstreamBody, upstreamMember } from '../rpc/protocol.js';
+import { UPSTREAM_RPC_PATH } from '../routes/resolve.js';
 
 export const USER_AGENT = 'explorer-gateway/0.1 (+https://github.com/blockscout)';
 
@@ -81,4 +84,46 @@ export function reportFailure(
     chain: chain.id,
     upstream: failure.upstream,
   });
+}
+
+/** An answer the cache must not keep (RFC 9111 5.2.2.5), for a JSON-RPC member that is an error or null. */
+const NO_STORE: Record<string, string> = { 'cache-control': 'no-store' };
+
+/**
+ * One JSON-RPC call to the chain's explorers (`/api/eth-rpc`). The answer is re-addressed for
+ * each client, so what is kept is its member (`"result":...` or `"error":{...}`: rpc/protocol.ts),
+ * as the body of a 200 answer; an error or a null result is marked no-store. Anything but a 200
+ * with a JSON-RPC answer is a failure (502), as for every other route; a connection that was never
+ * made is tried on the next upstream, a request that was sent is never sent again (a raw
+ * transaction reaches an explorer at most once).
+ */
+export async function forwardCall(
+  chain: Chain,
+  call: CheckedCall,
+  requestId: string,
+  metrics: Metrics,
+  warnings: ThrottledWarnings,
+): Promise<UpstreamAnswer> {
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    [H_REQUEST_ID]: requestId,
+  };
+  try {
+    const answer = await chain.upstreams.request({ path: UPSTREAM_RPC_PATH, method: 'POST', headers, body: upstreamBody(call) });
+    metrics.upstream(chain.id, answer.upstream, answer.ms / 1000);
+    let problem = answerProblem(answer);
+    if (problem === undefined) {
+      const member = answer.status === 200 ? upstreamMember(answer.body) : undefined;
+      if (member !== undefined) {
+        return { ...answer, headers: member.storable ? {} : NO_STORE, body: Buffer.from(member.member, 'utf8') };
+      }
+      problem = new UpstreamInvalidBody(`a ${answer.status} answer to a JSON-RPC call that is no JSON-RPC answer`);
+    }
+    throw new UpstreamFailure(classify(problem), { cause: problem, upstream: answer.upstream, ms: answer.ms });
+  } catch (err) {
+    if (err instanceof UpstreamFailure) reportFailure(chain, err, requestId, metrics, warnings);
+    throw err;
+  }
 }

@@ -6,18 +6,22 @@ import { extractKey } from '../auth/credentials.js';
 import type { ApiKey, KeyRing } from '../keys/ring.js';
 import { takeApiKeys } from '../auth/query-key.js';
 import { cacheKey } from '../cache/policy.js';
-import type { CacheResult } from '../cache/response-cache.js';
-import { GatewayError, type ErrorCode } from '../http/errors.js';
+import type { ErrorCode } from '../http/errors.js';
 import { H_SCAM } from '../http/headers.js';
-import { sendEntry, sendError, sendInvalid, sendLegacyInvalid } from '../http/respond.js';
+import { sendEntry, sendError, sendInvalid, sendJson, sendLegacyInvalid, sendPreflight } from '../http/respond.js';
 import type { QuotaDecision } from '../quota/types.js';
 import type { Route } from '../routes/resolve.js';
 import type { Resolved } from '../routes/resolver.js';
-import { UpstreamFailure } from '../upstream/failures.js';
 import { RequestContext } from './context.js';
 import { finish } from './finish.js';
 import { forward } from './forward.js';
 import { stream } from './stream.js';
+import type { Form } from './body.js';
+import { postedForm } from './form.js';
+import { fillAndSend } from './fill.js';
+import { proxyRequest } from './proxy.js';
+import { rpcRequest } from './rpc.js';
+import { formOfQuery, verifyRequest } from './verify.js';
 import type { GatewayState } from './state.js';
 
 declare module 'fastify' {
@@ -43,8 +47,19 @@ export function makeHandler(getState: () => GatewayState, closing: () => boolean
     const state = getState();
     const ctx = new RequestContext(request.id, state.accessLog === undefined ? 0 : performance.now());
     request.ctx = ctx;
+    const origin = request.headers.origin;
+    ctx.cors = state.cors.linesFor(origin);
     if (closing()) {
       sendError(ctx, reply, 'SHUTTING_DOWN');
+      finish(state, ctx, request.method, request.url);
+      return undefined;
+    }
+    // A CORS preflight (Fetch standard: OPTIONS with Origin and Access-Control-Request-Method)
+    // asks whether the request may be sent; it is not one: on any path a 204 (a 405 would fail
+    // every dapp's first call), no key read, nothing billed, rate-limited or forwarded; logged
+    // and counted as a 204. A plain OPTIONS goes on to its 405.
+    if (request.method === 'OPTIONS' && origin !== undefined && request.headers['access-control-request-method'] !== undefined) {
+      sendPreflight(ctx, reply, state.cors.preflightFor(origin));
       finish(state, ctx, request.method, request.url);
       return undefined;
     }
@@ -87,28 +102,64 @@ function pipeline(state: GatewayState, ctx: RequestContext, request: FastifyRequ
   const resolved = state.resolver.resolve(taken === undefined ? request.url : taken.url);
   const resolution = resolved.resolution;
   ctx.legacy = resolution.legacy;
+  // The legacy API takes its parameters by POST too, in a form body (its document says so; ethers'
+  // EtherscanProvider posts eth_call, Foundry and Hardhat post verification): read the form, then
+  // resolve the request its fields make (request/form.ts).
+  if (request.method === 'POST' && resolution.legacy && !(resolution.kind === 'refusal' && resolution.code === 'UNKNOWN_CHAIN')) {
+    return postedForm(state, request, taken).then((posted) => {
+      if (typeof posted === 'string') return void sendError(ctx, reply, posted);
+      return afterRoute(state, ctx, request, reply, posted.resolved, posted.apikeys, posted.form);
+    });
+  }
+  return afterRoute(state, ctx, request, reply, resolved, taken === undefined ? NO_KEYS : taken.apikeys, undefined);
+}
+
+/** Steps 1 (what is left of it) to 3, for a resolved request target. */
+function afterRoute(
+  state: GatewayState,
+  ctx: RequestContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  resolved: Resolved,
+  apikeys: readonly string[],
+  form: Form | undefined,
+): Promise<void> | undefined {
+  const resolution = resolved.resolution;
   if (resolution.kind === 'refusal') return void sendError(ctx, reply, resolution.code);
   ctx.chainId = resolution.chainId;
   ctx.route = resolution.route;
-  if (request.method !== 'GET' && request.method !== 'HEAD') return void sendError(ctx, reply, 'METHOD_NOT_ALLOWED');
+  const allowed = allowedMethods(resolution);
+  if (!allowed.includes(request.method)) return void sendError(ctx, reply, 'METHOD_NOT_ALLOWED', { allow: allowed.join(', ') });
 
   // 2. Key. One clock reading serves the key's expiry, the decision and, when the store answers
   // at once, the cache.
   const now = state.now();
   ctx.nowMs = now;
-  const key = authenticate(ctx, request.headers.authorization, taken === undefined ? NO_KEYS : taken.apikeys, resolution, state.keys, now);
+  const key = authenticate(ctx, request.headers.authorization, apikeys, resolution, state.keys, now);
   if (typeof key === 'string') return void sendError(ctx, reply, key);
   ctx.key = key;
+  // The JSON-RPC endpoint: its calls are in the body, each decided on its own (request/rpc.ts).
+  if (resolution.rpc) return rpcRequest(state, ctx, request, reply, key, state.chains.get(resolution.chainId)!);
 
   // 3. Rate limit, and credits in the same decision when the request is valid: one round trip.
   const decided = state.quota.decide(key, resolved.cost, now);
   if (decided instanceof Promise) {
     return decided.then(
-      (decision) => afterQuota(state, ctx, request, reply, resolved, decision, state.now()),
-      (err: unknown) => afterQuota(state, ctx, request, reply, resolved, state.quota.storeFailed(err), state.now()),
+      (decision) => afterQuota(state, ctx, request, reply, resolved, decision, state.now(), form),
+      (err: unknown) => afterQuota(state, ctx, request, reply, resolved, state.quota.storeFailed(err), state.now(), form),
     );
   }
-  return afterQuota(state, ctx, request, reply, resolved, decided, now);
+  return afterQuota(state, ctx, request, reply, resolved, decided, now, form);
+}
+
+const READ_METHODS = ['GET', 'HEAD'];
+const FORM_METHODS = ['GET', 'HEAD', 'POST'];
+const RPC_METHODS = ['POST'];
+
+/** RFC 9110 section 15.5.6: what a 405 lists. The legacy API takes POSTed forms, JSON-RPC only POST. */
+function allowedMethods(route: Route): readonly string[] {
+  if (route.rpc) return RPC_METHODS;
+  return route.legacy ? FORM_METHODS : READ_METHODS;
 }
 
 /**
@@ -146,6 +197,7 @@ function afterQuota(
   resolved: Resolved,
   decision: QuotaDecision | undefined,
   now: number,
+  form: Form | undefined,
 ): Promise<void> | undefined {
   const route = resolved.resolution as Route;
   ctx.decision = decision;
@@ -161,6 +213,7 @@ function afterQuota(
   const v = route.validation;
   if (!v.ok) {
     if ('issues' in v) return void sendInvalid(ctx, reply, v.issues);
+    if ('proxyBody' in v) return void sendJson(ctx, reply, 200, v.proxyBody);
     return void sendLegacyInvalid(ctx, reply, v.legacyMessage);
   }
 
@@ -172,6 +225,10 @@ function afterQuota(
   // fill the cache with a copy per odd value.
   const showScam = request.headers[H_SCAM] === 'true' ? 'true' : undefined;
   const chain = state.chains.get(route.chainId)!;
+  // Etherscan's proxy module: the JSON-RPC call it names, sharing its cache entries (request/proxy.ts).
+  if (route.call !== undefined) return proxyRequest(state, ctx, reply, chain, route, resolved, now);
+  // Contract verification: forwarded once with its form, never kept (request/verify.ts).
+  if (route.write) return verifyRequest(state, ctx, reply, chain, v.upstreamPath, form ?? formOfQuery(request.url));
   // CSV exports go straight through, never kept (request/stream.ts).
   if (route.stream) return stream(state, ctx, request, reply, chain, v.upstreamPath, showScam);
 
@@ -182,21 +239,7 @@ function afterQuota(
 
   // 7. Stale, shared tier, or the upstream with identical misses coalesced.
   const fetch = () => forward(chain, v.upstreamPath, ctx.id, showScam, state.metrics, state.upstreamWarnings);
-  return state.cache.get(entryKey, resolved.ttlSeconds, fetch).then(
-    (result: CacheResult) => {
-      if (result.fetched) {
-        ctx.upstream = result.fetched.upstream;
-        ctx.upstreamMs = result.fetched.ms;
-      }
-      sendEntry(ctx, reply, result.entry, result.outcome, state.now());
-    },
-    (err: unknown) => {
-      if (!(err instanceof GatewayError)) throw err;
-      if (err instanceof UpstreamFailure) {
-        ctx.upstream = err.upstream;
-        ctx.upstreamMs = err.ms;
-      }
-      sendError(ctx, reply, err.code);
-    },
+  return fillAndSend(state, ctx, reply, entryKey, resolved.ttlSeconds, fetch, (entry, outcome) =>
+    sendEntry(ctx, reply, entry, outcome, state.now()),
   );
 }

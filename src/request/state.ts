@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { KeyRing } from '../keys/ring.js';
 import type { ResponseCache } from '../cache/response-cache.js';
 import type { Config } from '../config/schema.js';
+import type { CorsPolicy } from '../http/cors.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ThrottledWarnings } from '../observability/throttled-log.js';
 import type { QuotaStep } from '../quota/step.js';
@@ -40,4 +41,6 @@ export interface GatewayState {
   accessLog: AccessLog | undefined;
   /** Usage rows; undefined when `usage.enabled` is off. */
   usage: UsageRecorder | undefined;
+  /** CORS of the public listener, from `server.cors`: a reload applies a new one. */
+  cors: CorsPolicy;
 }

@@ -3,9 +3,10 @@
 // streams them, on undici. What reaches the explorer is still only what the pipeline rebuilt:
 // the path and query of the route's template and validated values, and headers made from
 // scratch; what reaches the client is the explorer's status and passable headers, the body as
-// it comes, and the gateway's own request id and quota headers.
+// it comes, and the gateway's own request id, quota and CORS headers.
 import type {} from '@fastify/reply-from'; // reply.from()
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { addCorsHeaders } from '../http/cors.js';
 import { H_REQUEST_ID, H_SCAM, passableHeaders } from '../http/headers.js';
 import { quotaHeaders, sendError } from '../http/respond.js';
 import { classify, UpstreamFailure } from '../upstream/failures.js';
@@ -66,6 +67,7 @@ export function stream(
         const out = passableHeaders(headers);
         out[H_REQUEST_ID] = ctx.id;
         Object.assign(out, quotaHeaders(ctx, 200));
+        if (ctx.cors !== undefined) addCorsHeaders(out, ctx.cors);
         return out;
       },
       onResponse: (_req, _reply, res) => {

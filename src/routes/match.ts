@@ -1,6 +1,6 @@
 // From a request path to its route, built once from the route table: a segment trie for v2
 // (a few map lookups per segment, whatever the number of routes) and a map for legacy actions.
-import { ROUTE_TABLE, type LegacyRouteSpec, type RouteSpec, type V2RouteSpec } from './table.js';
+import { ROUTE_TABLE, type ModuleRouteSpec, type RouteSpec, type V2RouteSpec } from './table.js';
 
 interface TrieNode {
   readonly literals: Map<string, TrieNode>;
@@ -73,13 +73,13 @@ export function matchV2(pathAfterApiV2: string): V2Match | undefined {
   return spec ? { spec, params } : undefined;
 }
 
-const LEGACY: ReadonlyMap<string, ReadonlyMap<string, LegacyRouteSpec>> = (() => {
-  const modules = new Map<string, Map<string, LegacyRouteSpec>>();
+const LEGACY: ReadonlyMap<string, ReadonlyMap<string, ModuleRouteSpec>> = (() => {
+  const modules = new Map<string, Map<string, ModuleRouteSpec>>();
   for (const spec of ROUTE_TABLE) {
-    if (spec.kind !== 'legacy') continue;
+    if (spec.kind === 'v2' || spec.kind === 'rpc') continue;
     const module = spec.module.toLowerCase();
     let actions = modules.get(module);
-    if (!actions) modules.set(module, (actions = new Map<string, LegacyRouteSpec>()));
+    if (!actions) modules.set(module, (actions = new Map<string, ModuleRouteSpec>()));
     const action = spec.action.toLowerCase();
     if (actions.has(action)) throw new Error(`legacy action ${spec.module}.${spec.action} is listed twice (ignoring case)`);
     actions.set(action, spec);
@@ -91,7 +91,7 @@ const LEGACY: ReadonlyMap<string, ReadonlyMap<string, LegacyRouteSpec>> = (() =>
  * A legacy action by module and action, case-insensitively: Blockscout's RPC translator
  * downcases both (apps/block_scout_web/lib/block_scout_web/controllers/api/rpc/rpc_translator.ex).
  */
-export function matchLegacy(module: string, action: string): LegacyRouteSpec | { error: 'unknown-module' | 'unknown-action' } {
+export function matchLegacy(module: string, action: string): ModuleRouteSpec | { error: 'unknown-module' | 'unknown-action' } {
   const actions = LEGACY.get(module.toLowerCase());
   if (!actions) return { error: 'unknown-module' };
   return actions.get(action.toLowerCase()) ?? { error: 'unknown-action' };

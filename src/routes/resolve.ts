@@ -18,11 +18,15 @@ import type { ErrorCode, ValidationIssue } from '../http/errors.js';
 import { matchLegacy, matchV2 } from './match.js';
 import { checkLegacy, checkV2 } from './param-check.js';
 import { ADDRESS_DETAIL, ADDRESS_RE, legacyQuery, toIssues, tokenBalancesQuery, transactionsQuery, type LegacyAction } from './params.js';
+import type { CheckedCall } from '../rpc/methods.js';
+import { derivedCall, proxyCall, proxyId, proxyInvalid, proxyUnsupported, type Derivation } from '../rpc/proxy.js';
+import type { ProxyRouteSpec, VerifyRouteSpec } from './table.js';
 
 export type Validation =
   | { ok: true; upstreamPath: string }
   | { ok: false; issues: ValidationIssue[] } // v2: 422 JsonErrorResponse
-  | { ok: false; legacyMessage: string }; // legacy: 200 envelope with status "0"
+  | { ok: false; legacyMessage: string } // legacy: 200 envelope with status "0"
+  | { ok: false; proxyBody: string }; // Etherscan's proxy module: HTTP 200 with this body (rpc/proxy.ts)
 
 export interface Route {
   kind: 'route';
@@ -33,7 +37,22 @@ export interface Route {
   /** Passed through as it arrives, never buffered or cached (CSV exports). */
   stream: boolean;
   validation: Validation;
+  /** Etherscan's proxy module: the JSON-RPC call the request becomes (rpc/proxy.ts). */
+  call?: CheckedCall;
+  /** The id a proxy answer carries. */
+  callId?: string;
+  /** For a proxy action answered off a block: how (rpc/proxy.ts). */
+  derivation?: Derivation;
+  /** The JSON-RPC endpoint: the calls are in the body (request/rpc.ts). */
+  rpc?: true;
+  /** A write (contract verification): forwarded once as a POST with its body, never kept. */
+  write?: true;
 }
+
+/** The JSON-RPC endpoint's two paths under a chain: the PRO API's and an instance's own. */
+export const RPC_PATHS: ReadonlySet<string> = new Set(['/json-rpc', '/json-rpc/', '/api/eth-rpc', '/api/eth-rpc/']);
+/** Where an explorer serves JSON-RPC (spec/blockscout-rpc-api-1.0.0.yaml, `/eth-rpc` under `/api`). */
+export const UPSTREAM_RPC_PATH = '/api/eth-rpc';
 
 export interface Refusal {
   kind: 'refusal';
@@ -108,6 +127,17 @@ export function resolve(url: string, chains: { has(id: string): boolean }): Reso
   const legacy = rest === '/api' || rest === '/api/';
   if (!chains.has(chainId)) return { kind: 'refusal', code: 'UNKNOWN_CHAIN', legacy };
   if (legacy) return resolveLegacy(chainId, parseQuery(qs));
+  if (RPC_PATHS.has(rest)) {
+    return {
+      kind: 'route',
+      chainId,
+      route: 'rpc',
+      legacy: false,
+      stream: false,
+      rpc: true,
+      validation: { ok: true, upstreamPath: UPSTREAM_RPC_PATH },
+    };
+  }
   if (!rest.startsWith('/api/v2/')) return { kind: 'refusal', code: 'UNKNOWN_ROUTE', legacy: false };
 
   const match = matchV2(rest.slice('/api/v2/'.length));
@@ -163,6 +193,8 @@ function resolveLegacy(chainId: string, query: Query): Resolution {
   const spec = matchLegacy(module, action);
   if ('error' in spec)
     return { kind: 'refusal', code: spec.error === 'unknown-module' ? 'LEGACY_UNKNOWN_MODULE' : 'LEGACY_UNKNOWN_ACTION', legacy: true };
+  if (spec.kind === 'proxy') return proxyRoute(chainId, spec, query.params);
+  if (spec.kind === 'verify') return verifyRoute(chainId, spec, query.params);
   const base = { kind: 'route', chainId, route: spec.name, legacy: true, stream: false } as const;
   // module and action are forwarded as the document spells them, whatever case the client used.
   const upstream = (entries: [string, string][]) => {
@@ -185,4 +217,30 @@ function resolveLegacy(chainId: string, query: Query): Resolution {
   const checked = checkLegacy(spec, query.params);
   if (!checked.ok) return { ...base, validation: { ok: false, legacyMessage: checked.message } };
   return { ...base, validation: { ok: true, upstreamPath: upstream(checked.query) } };
+}
+
+function proxyRoute(chainId: string, spec: ProxyRouteSpec, params: ReadonlyMap<string, string>): Route {
+  const base = { kind: 'route', chainId, route: spec.name, legacy: true, stream: false } as const;
+  if (spec.method === undefined) return { ...base, validation: { ok: false, proxyBody: proxyUnsupported(spec.action) } };
+  const id = proxyId(params);
+  const derived = derivedCall(spec.action, params);
+  const call = derived?.call ?? proxyCall(spec.method, params);
+  if ('invalid' in call) return { ...base, validation: { ok: false, proxyBody: proxyInvalid(id, `Invalid params: ${call.invalid}`) } };
+  const route: Route = { ...base, call, callId: id, validation: { ok: true, upstreamPath: UPSTREAM_RPC_PATH } };
+  if (derived !== undefined) route.derivation = derived.derivation;
+  return route;
+}
+
+/**
+ * Contract verification. A write goes to the explorer as a POST to `/api?module=contract&action=A`
+ * with the request's own fields in its body (request/verify.ts); the gateway checks nothing
+ * of it, the explorer answers with its own messages. The two status reads need their `guid`.
+ */
+function verifyRoute(chainId: string, spec: VerifyRouteSpec, params: ReadonlyMap<string, string>): Route {
+  const base = { kind: 'route', chainId, route: spec.name, legacy: true, stream: false } as const;
+  const path = `/api?module=contract&action=${spec.action}`;
+  if (spec.write) return { ...base, write: true, validation: { ok: true, upstreamPath: path } };
+  const guid = params.get('guid');
+  if (guid === undefined || guid === '') return { ...base, validation: { ok: false, legacyMessage: "Query parameter 'guid' is required" } };
+  return { ...base, validation: { ok: true, upstreamPath: `${path}&${encodeQuery([['guid', guid]])}` } };
 }

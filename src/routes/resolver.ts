@@ -6,7 +6,8 @@
 import { LRUCache } from 'lru-cache';
 import { cacheKey } from '../cache/policy.js';
 import type { Config } from '../config/schema.js';
-import { costOf, ttlSecondsFor } from './settings.js';
+import { rpcCacheKey } from '../rpc/methods.js';
+import { costOf, proxyCost, rpcTtlSeconds, ttlSecondsFor } from './settings.js';
 import { resolve, type Resolution } from './resolve.js';
 
 export const RESOLUTION_MEMO_ENTRIES = 10_000;
@@ -71,15 +72,29 @@ export class Resolver {
   resolve(url: string): Resolved {
     const known = this.memo.get(url);
     if (known) return known;
+    const resolved = this.resolveOnce(url);
+    if (this.seenOnce.seen(url)) this.memo.set(url, resolved);
+    return resolved;
+  }
+
+  /** resolve() without the memo: for targets made from a POSTed form, which may be large and never repeat. */
+  resolveOnce(url: string): Resolved {
     const resolution = resolve(url, this.chains);
     const valid = resolution.kind === 'route' && resolution.validation.ok ? resolution : undefined;
-    const resolved: Resolved = {
+    if (valid?.call !== undefined) {
+      const { call } = valid;
+      return {
+        resolution,
+        cost: proxyCost(this.config.costs, valid.route, call.method),
+        ttlSeconds: rpcTtlSeconds(this.config.cache, call.method, call.freshness, valid.route),
+        cacheKey: rpcCacheKey(valid.chainId, call),
+      };
+    }
+    return {
       resolution,
       cost: valid ? costOf(this.config.costs, valid.route) : 0,
       ttlSeconds: valid ? ttlSecondsFor(this.config.cache, valid.route) : 0,
       cacheKey: valid && valid.validation.ok ? cacheKey(valid.chainId, valid.validation.upstreamPath, undefined) : '',
     };
-    if (this.seenOnce.seen(url)) this.memo.set(url, resolved);
-    return resolved;
   }
 }

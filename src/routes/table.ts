@@ -6,6 +6,9 @@ import { LEGACY_ACTIONS } from './generated/legacy-actions.js';
 import { V2_OPERATIONS } from './generated/v2-operations.js';
 import { LEGACY_RULES, type LegacyActionRules, type LegacyParamReading } from './legacy-rules.js';
 import type { LegacyActionData, ParamData, V2OperationData } from './spec-types.js';
+import { PROXY_ROUTES, RPC_ROUTES, VERIFY_ROUTES, type ProxyRouteSpec, type RpcRouteSpec, type VerifyRouteSpec } from './client-routes.js';
+
+export type { ProxyRouteSpec, RpcRouteSpec, VerifyRouteSpec };
 
 /** A parsed template segment: a literal, or a parameter slot. */
 export type PathSegment = string | { readonly param: string };
@@ -48,7 +51,9 @@ export interface LegacyRouteSpec {
   readonly stream: false;
 }
 
-export type RouteSpec = V2RouteSpec | LegacyRouteSpec;
+export type RouteSpec = V2RouteSpec | LegacyRouteSpec | RpcRouteSpec | ProxyRouteSpec | VerifyRouteSpec;
+/** The routes of the legacy `?module=&action=` form: the document's reads, Etherscan's proxy module, contract verification. */
+export type ModuleRouteSpec = LegacyRouteSpec | ProxyRouteSpec | VerifyRouteSpec;
 
 const V2_PREFIX = '/api/v2/';
 
@@ -234,7 +239,13 @@ function legacySpec(a: LegacyActionData): LegacyRouteSpec {
 }
 
 function build(): readonly RouteSpec[] {
-  const table: RouteSpec[] = [...V2_OPERATIONS.map(v2Spec), ...LEGACY_ACTIONS.map(legacySpec)];
+  const table: RouteSpec[] = [
+    ...V2_OPERATIONS.map(v2Spec),
+    ...LEGACY_ACTIONS.map(legacySpec),
+    ...RPC_ROUTES,
+    ...PROXY_ROUTES,
+    ...VERIFY_ROUTES,
+  ];
   const names = new Set<string>();
   for (const r of table) {
     if (names.has(r.name)) throw new Error(`route name ${r.name} is used twice`);

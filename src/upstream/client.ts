@@ -31,8 +31,11 @@ export interface UpstreamAnswer {
 export interface UpstreamRequest {
   /** Path and canonical query, e.g. `/api/v2/addresses/0x…/transactions?filter=to`. */
   path: string;
-  method: 'GET';
+  /** GET for reads; POST for JSON-RPC calls and contract verification, with `body`. */
+  method: 'GET' | 'POST';
   headers: Record<string, string>;
+  /** The request body of a POST, sent as it is (its content-type is in `headers`). */
+  body?: string | Buffer | undefined;
 }
 
 /**
@@ -193,7 +196,7 @@ export class ChainUpstreams {
       let raw: IncomingHttpHeaders = {};
       deadline.onPass = reject;
       target.pool.dispatch(
-        { path, method: req.method, headers },
+        { path, method: req.method, headers, body: req.body ?? null },
         {
           onRequestStart(controller) {
             deadline.attempt = controller;

@@ -35,6 +35,7 @@ describe('configuration', () => {
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
       keepAliveTimeoutMs: 5_000,
+      cors: { origins: ['*'], maxAgeSeconds: 600 },
     });
     expect(c.metrics).toEqual({ enabled: true, host: '127.0.0.1' });
     expect(c.health).toEqual({ probeIntervalMs: 10_000, probeTimeoutMs: 2_000 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const SRC = new URL('../../src/', import.meta.url).pathname;
-const INNER = ['auth', 'routes', 'quota', 'cache', 'upstream', 'config', 'observability', 'redis'];
+const INNER = ['auth', 'routes', 'quota', 'cache', 'upstream', 'config', 'observability', 'redis', 'rpc'];
 
 const files = (dir: string): string[] =>
   readdirSync(join(SRC, dir), { withFileTypes: true }).flatMap((e) =>

@@ -112,9 +112,15 @@ describe('matchLegacy', () => {
     expect(matchLegacy('', '')).toEqual({ error: 'unknown-module' });
   });
 
-  it('does not serve the contract verification flow', () => {
-    expect(matchLegacy('contract', 'verifysourcecode')).toEqual({ error: 'unknown-action' });
-    expect(matchLegacy('contract', 'checkverifystatus')).toEqual({ error: 'unknown-action' });
+  it('serves the contract verification flow and the proxy module as routes of their own kinds', () => {
+    expect(matchLegacy('contract', 'verifysourcecode')).toMatchObject({
+      kind: 'verify',
+      write: true,
+      name: 'legacy.contract.verifysourcecode',
+    });
+    expect(matchLegacy('CONTRACT', 'CheckVerifyStatus')).toMatchObject({ kind: 'verify', write: false });
+    expect(matchLegacy('proxy', 'eth_call')).toMatchObject({ kind: 'proxy', method: 'eth_call', name: 'legacy.proxy.eth_call' });
+    expect(matchLegacy('proxy', 'eth_nope')).toEqual({ error: 'unknown-action' });
     expect(matchLegacy('contract', 'getabi')).toMatchObject({ name: 'legacy.contract.getabi' });
   });
 });

@@ -1,0 +1,56 @@
+// The legacy API by POST: Blockscout reads `conn.params`, the query and a form body merged, the
+// body's fields winning (Plug.Parsers), so a read posted as a form is the same read as its GET
+// (resolved, validated, billed and cached as it), and contract verification posts its source code
+// this way (Foundry's and Hardhat's Blockscout verifiers, ethers' EtherscanProvider for eth_call).
+// The key may come in the form too (`apikey`, in any case); like the query's, it is taken out
+// before anything else reads the fields.
+import type { FastifyRequest } from 'fastify';
+import type { ErrorCode } from '../http/errors.js';
+import type { TakenKeys } from '../auth/query-key.js';
+import type { Resolved } from '../routes/resolver.js';
+import { encodeQuery } from '../routes/resolve.js';
+import { parseForm, readBody, type Form } from './body.js';
+import type { GatewayState } from './state.js';
+
+export interface Posted {
+  resolved: Resolved;
+  /** Every key the query and the form gave. */
+  apikeys: readonly string[];
+  /** The form without the key or the chain (what a write forwards). */
+  form: Form;
+}
+
+/** Fields that are the gateway's, never an explorer's: the key (any case) and the Etherscan-style chain. */
+const isOwnField = (name: string): boolean => name.toLowerCase() === 'apikey' || name === 'chainid';
+
+export async function postedForm(state: GatewayState, request: FastifyRequest, taken: TakenKeys | undefined): Promise<Posted | ErrorCode> {
+  const read = await readBody(request, state.config.rpc.maxVerifyBytes);
+  if (!read.ok) return read.reason === 'too-large' ? 'PAYLOAD_TOO_LARGE' : 'BODY_INCOMPLETE';
+  const contentType = request.headers['content-type'];
+  const parsed = await parseForm(contentType, read.body);
+  if (parsed === undefined) return 'UNSUPPORTED_MEDIA_TYPE';
+
+  const apikeys = [...(taken?.apikeys ?? [])];
+  const fields: [string, string][] = [];
+  let chainId: string | undefined;
+  for (const [name, value] of parsed.fields) {
+    if (name.toLowerCase() === 'apikey') apikeys.push(value);
+    else if (name === 'chainid') chainId = value;
+    else fields.push([name, value]);
+  }
+  const url = taken?.url ?? request.url;
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const query = q === -1 ? '' : url.slice(q + 1);
+  // The query's own chainid stays where it is; the form's counts only when the query has none.
+  const extra: [string, string][] = chainId !== undefined && !/(?:^|&)chainid=/.test(query) ? [['chainid', chainId], ...fields] : fields;
+  const target = `${path}?${[query, encodeQuery(extra)].filter((s) => s !== '').join('&')}`;
+  let multipart = parsed.multipart;
+  if (multipart !== undefined) {
+    multipart = new FormData();
+    parsed.multipart!.forEach((value, name) => {
+      if (!isOwnField(name)) multipart!.append(name, value);
+    });
+  }
+  return { resolved: state.resolver.resolveOnce(target), apikeys, form: { fields, multipart } };
+}

@@ -1,0 +1,322 @@
+// The JSON-RPC endpoint and Etherscan's proxy module through a real gateway, in front of the
+// fixture explorer's `/api/eth-rpc` (fixture/rpc.ts): single calls and batches with the ids kept,
+// EIP-1474's error codes with HTTP 200, a batch paid whole or refused whole, one credit decision
+// per call, the shared cache and coalescing, and a raw transaction sent at most once.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
+import { HEAD_BLOCK } from '../../fixture/data.js';
+import { SAMPLE_ACCOUNT } from '../../fixture/chain.js';
+import { DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
+
+const HEAD = `0x${HEAD_BLOCK.toString(16)}`;
+const ADDRESS = '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045';
+
+let explorer: FixtureExplorer;
+let gw: TestGateway;
+/** A second gateway, caching, for the cache and coalescing tests. */
+let cached: TestGateway;
+
+beforeAll(async () => {
+  explorer = await startFixtureExplorer();
+  const base = {
+    chains: { '1': { name: 'Ethereum', upstreams: [explorer.url], timeoutMs: 1_000 } },
+    plans: {
+      free: { rps: 1000, credits: 1_000_000, period: 'daily' as const },
+      tiny: { rps: 3, credits: 1_000_000, period: 'daily' as const },
+      poor: { rps: 1000, credits: 50, period: 'daily' as const },
+    },
+    keys: [
+      { name: 'demo', key: DEMO_KEY, plan: 'free' },
+      { name: 'tiny', key: 'tiny-key', plan: 'tiny' },
+      { name: 'poor', key: 'poor-key', plan: 'poor' },
+    ],
+    costs: { default: 20, routes: { 'rpc.eth_getLogs': 35 } },
+  };
+  gw = await startGateway(
+    makeConfig([explorer.url], {
+      ...base,
+      rpc: { maxBatch: 5 },
+      cache: { ttlSeconds: { 'rpc.eth_blockNumber': 0, 'rpc.eth_chainId': 0 } },
+    }),
+  );
+  // Every route at its default TTL (makeConfig turns the legacy cache off).
+  cached = await startGateway(makeConfig([explorer.url], { ...base, cache: { ttlSeconds: {} } }));
+});
+afterAll(async () => {
+  await gw.close();
+  await cached.close();
+  await explorer.close();
+});
+afterEach(() => explorer.reset());
+
+const rpc = (g: TestGateway, body: unknown, { key = DEMO_KEY, path = '/1/json-rpc' }: { key?: string; path?: string } = {}) =>
+  g.get(path, {
+    method: 'POST',
+    key,
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+const call = (id: unknown, method: string, params: unknown[] = []) => ({ jsonrpc: '2.0', id, method, params });
+const credits = (res: Response) => Number(res.headers.get('x-credits-remaining'));
+const rpcHits = () => explorer.requests.filter((r) => r.path === '/api/eth-rpc').length;
+
+describe('JSON-RPC at /{chain_id}/json-rpc and /{chain_id}/api/eth-rpc', () => {
+  it('answers a single call with its id, forwarded to the explorer, billed its cost', async () => {
+    const before = credits(await rpc(gw, call(1, 'eth_chainId')));
+    const res = await rpc(gw, call('abc', 'eth_blockNumber'), { path: '/1/api/eth-rpc' });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ jsonrpc: '2.0', id: 'abc', result: HEAD });
+    expect(credits(res)).toBe(before - 20);
+    const sent = explorer.requests.at(-1)!;
+    expect([sent.method, sent.path]).toEqual(['POST', '/api/eth-rpc']);
+    expect(sent.body).not.toContain(DEMO_KEY);
+    expect(JSON.parse(sent.body!)).toMatchObject({ method: 'eth_blockNumber', params: [] });
+  });
+
+  it('takes the key from ?apikey= (as ethers puts it) and refuses a call without one', async () => {
+    const res = await gw.get(`/1/json-rpc?apikey=${DEMO_KEY}`, {
+      method: 'POST',
+      key: null,
+      body: JSON.stringify(call(1, 'eth_blockNumber')),
+    });
+    expect(res.status).toBe(200);
+    expect(explorer.requests.at(-1)!.url).toBe('/api/eth-rpc');
+    const none = await gw.get('/1/json-rpc', { method: 'POST', key: null, body: JSON.stringify(call(1, 'eth_blockNumber')) });
+    expect(none.status).toBe(401);
+  });
+
+  it('answers a batch in one array, ids and order kept; each valid call billed, refusals not, unknown methods never forwarded', async () => {
+    const before = credits(await rpc(gw, call(0, 'eth_chainId')));
+    explorer.reset();
+    const res = await rpc(gw, [
+      call(1, 'eth_blockNumber'),
+      call('two', 'eth_unknownMethod'),
+      call(3, 'eth_getBalance', ['0x12']),
+      call(4, 'eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2', address: ADDRESS }]),
+      { jsonrpc: '1.0', id: 5, method: 'eth_blockNumber' },
+    ]);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { id: unknown; result?: unknown; error?: { code: number } }[];
+    expect(body.map((a) => a.id)).toEqual([1, 'two', 3, 4, 5]);
+    expect(body[0]!.result).toBe(HEAD);
+    expect(body[1]!.error!.code).toBe(-32601);
+    expect(body[2]!.error!.code).toBe(-32602);
+    expect(Array.isArray(body[3]!.result)).toBe(true);
+    expect(body[4]!.error!.code).toBe(-32600);
+    // eth_blockNumber 20 + eth_getLogs 35 (costs.routes); the three refused calls cost nothing.
+    expect(credits(res)).toBe(before - 55);
+    const methods = explorer.requests.map((r) => (JSON.parse(r.body!) as { method: string }).method).sort();
+    expect(methods).toEqual(['eth_blockNumber', 'eth_getLogs']);
+  });
+
+  it('answers a body that is not JSON -32700 and an empty batch -32600, with HTTP 200, billing nothing', async () => {
+    const before = credits(await rpc(gw, call(0, 'eth_chainId')));
+    const notJson = await rpc(gw, '{"jsonrpc":');
+    expect(notJson.status).toBe(200);
+    expect(await notJson.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.any(String) as unknown } });
+    const empty = await rpc(gw, []);
+    expect(empty.status).toBe(200);
+    expect(((await empty.json()) as { error: { code: number } }).error.code).toBe(-32600);
+    expect(credits(empty)).toBe(before);
+  });
+
+  it('refuses a batch over rpc.maxBatch and a body over 1 MiB with 413, nothing forwarded', async () => {
+    const big = await rpc(
+      gw,
+      Array.from({ length: 6 }, (_, i) => call(i, 'eth_blockNumber')),
+    );
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as { error: { message: string } }).error.message).toMatch(/6 calls .* limit of 5/);
+    const huge = await rpc(gw, JSON.stringify(call(1, 'eth_call', [{ to: ADDRESS, data: `0x${'ab'.repeat(600_000)}` }])));
+    expect(huge.status).toBe(413);
+    expect(rpcHits()).toBe(0);
+  });
+
+  it('refuses a batch that cannot be paid whole with 402 and gives back what its first calls took', async () => {
+    const first = await rpc(gw, call(1, 'eth_chainId'), { key: 'poor-key' });
+    expect(credits(first)).toBe(30);
+    explorer.reset();
+    const res = await rpc(gw, [call(1, 'eth_blockNumber'), call(2, 'eth_gasPrice')], { key: 'poor-key' });
+    expect(res.status).toBe(402);
+    const body = (await res.json()) as { id: number; error: { code: number } }[];
+    expect(body.map((a) => [a.id, a.error.code])).toEqual([
+      [1, -32005],
+      [2, -32005],
+    ]);
+    expect(credits(res)).toBe(30);
+    expect(rpcHits()).toBe(0);
+    // The 30 left still pay for one call.
+    expect(credits(await rpc(gw, call(3, 'eth_gasPrice'), { key: 'poor-key' }))).toBe(10);
+  });
+
+  it('counts every call of a batch against the rate limit: over it, 429 whole with Retry-After', async () => {
+    const res = await rpc(gw, [call(1, 'eth_blockNumber'), call(2, 'eth_gasPrice'), call(3, 'eth_chainId'), call(4, 'eth_blockNumber')], {
+      key: 'tiny-key',
+    });
+    expect(res.status).toBe(429);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(((await res.json()) as { error: { code: number } }[]).every((a) => a.error.code === -32005)).toBe(true);
+    expect(rpcHits()).toBe(0);
+  });
+
+  it('answers GET with 405 and Allow: POST', async () => {
+    const res = await gw.get('/1/json-rpc');
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+  });
+
+  it('sends a raw transaction once, even when the explorer never answers; the call is refunded', async () => {
+    const before = credits(await rpc(gw, call(0, 'eth_chainId')));
+    explorer.reset();
+    explorer.set({ hang: true });
+    const res = await rpc(gw, call(9, 'eth_sendRawTransaction', ['0x02f86c0180843b9aca00']));
+    expect(res.status).toBe(504);
+    expect(((await res.json()) as { id: number; error: { code: number } }).error.code).toBe(-32603);
+    expect(credits(res)).toBe(before);
+    expect(rpcHits()).toBe(1);
+  });
+});
+
+describe('the shared cache', () => {
+  it('keeps a call by chain, method and canonical params: two spellings of one call are one entry', async () => {
+    const a = await rpc(cached, call(1, 'eth_getBalance', [SAMPLE_ACCOUNT.toUpperCase().replace('0X', '0x'), 'latest']));
+    const b = await rpc(cached, call(2, 'eth_getBalance', [SAMPLE_ACCOUNT.toLowerCase()]));
+    expect([a.headers.get('x-cache'), b.headers.get('x-cache')]).toEqual(['MISS', 'HIT']);
+    expect(((await b.json()) as { id: number }).id).toBe(2);
+    expect(rpcHits()).toBe(1);
+  });
+
+  it('coalesces identical calls inside a batch, and never keeps a raw transaction or an estimate', async () => {
+    const res = await rpc(cached, [call(1, 'eth_gasPrice'), call(2, 'eth_gasPrice'), call(3, 'eth_gasPrice')]);
+    const body = (await res.json()) as { id: number; result: string }[];
+    expect(new Set(body.map((a) => a.result)).size).toBe(1);
+    expect(rpcHits()).toBe(1);
+    explorer.reset();
+    const tx = { to: ADDRESS, value: '0x1' };
+    await rpc(cached, call(1, 'eth_estimateGas', [tx]));
+    await rpc(cached, call(2, 'eth_estimateGas', [tx]));
+    expect(rpcHits()).toBe(2);
+  });
+
+  it("serves Etherscan's proxy module from the same entry, in Etherscan's shape", async () => {
+    const jsonRpc = await rpc(cached, call(1, 'eth_getCode', [ADDRESS, 'latest']));
+    const code = ((await jsonRpc.json()) as { result: string }).result;
+    explorer.reset();
+    const proxy = await cached.get(`/v2/api?chainid=1&module=proxy&action=eth_getCode&address=${ADDRESS}&tag=latest&apikey=${DEMO_KEY}`, {
+      key: null,
+    });
+    expect(proxy.status).toBe(200);
+    expect(proxy.headers.get('x-cache')).toBe('HIT');
+    expect(await proxy.json()).toEqual({ jsonrpc: '2.0', id: 1, result: code });
+    expect(rpcHits()).toBe(0);
+  });
+});
+
+describe("Etherscan's proxy module", () => {
+  it('translates an action into the JSON-RPC call, by GET and by a POSTed form', async () => {
+    const res = await gw.get(`/1/api?module=proxy&action=eth_blockNumber&apikey=${DEMO_KEY}`, { key: null });
+    expect(await res.json()).toEqual({ jsonrpc: '2.0', id: 1, result: HEAD });
+    const posted = await gw.get('/v2/api?chainid=1', {
+      method: 'POST',
+      key: null,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `module=proxy&action=eth_call&to=${ADDRESS}&data=0x70a08231&tag=latest&apikey=${DEMO_KEY}&chainid=1`,
+    });
+    expect(posted.status).toBe(200);
+    expect(await posted.json()).toMatchObject({ jsonrpc: '2.0', id: 1 });
+    const sent = JSON.parse(explorer.requests.at(-1)!.body!) as { method: string; params: unknown[] };
+    expect(sent).toMatchObject({ method: 'eth_call', params: [{ to: ADDRESS.toLowerCase(), data: '0x70a08231' }, 'latest'] });
+    expect(explorer.requests.at(-1)!.body).not.toContain(DEMO_KEY);
+  });
+
+  it('answers the block transaction count and a transaction by index off the block the explorer gives', async () => {
+    const direct = (await (
+      await fetch(`${explorer.url}/api/eth-rpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(call(1, 'eth_getBlockByNumber', ['0x1885254', true])),
+      })
+    ).json()) as { result: { transactions: { hash: string }[] } };
+    const txs = direct.result.transactions;
+    expect(txs.length).toBeGreaterThan(1);
+    const count = await gw.get(`/1/api?module=proxy&action=eth_getBlockTransactionCountByNumber&tag=0x1885254&apikey=${DEMO_KEY}`, {
+      key: null,
+    });
+    expect(await count.json()).toEqual({ jsonrpc: '2.0', id: 1, result: `0x${txs.length.toString(16)}` });
+    const at = await gw.get(
+      `/1/api?module=proxy&action=eth_getTransactionByBlockNumberAndIndex&tag=0x1885254&index=0x1&apikey=${DEMO_KEY}`,
+      {
+        key: null,
+      },
+    );
+    expect(((await at.json()) as { result: { hash: string } }).result.hash).toBe(txs[1]!.hash);
+    const past = await gw.get(
+      `/1/api?module=proxy&action=eth_getTransactionByBlockNumberAndIndex&tag=0x1885254&index=0xffff&apikey=${DEMO_KEY}`,
+      {
+        key: null,
+      },
+    );
+    expect(((await past.json()) as { result: unknown }).result).toBeNull();
+  });
+
+  it("answers bad parameters with the node's -32602 and an action the explorer cannot answer with Etherscan's NOTOK, unbilled", async () => {
+    const bad = await gw.get(`/1/api?module=proxy&action=eth_getTransactionByHash&txhash=0x12&apikey=${DEMO_KEY}`, { key: null });
+    const before = credits(bad);
+    expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32602);
+    const unsupported = await gw.get(`/1/api?module=proxy&action=eth_getUncleByBlockNumberAndIndex&tag=0x1&index=0x0&apikey=${DEMO_KEY}`, {
+      key: null,
+    });
+    expect(await unsupported.json()).toEqual({
+      status: '0',
+      message: 'NOTOK',
+      result: expect.stringContaining('eth_getUncleByBlockNumberAndIndex') as unknown,
+    });
+    expect(credits(unsupported)).toBe(before);
+    expect(rpcHits()).toBe(0);
+  });
+});
+
+describe('the legacy API by POST', () => {
+  const form = { 'content-type': 'application/x-www-form-urlencoded' };
+
+  it('answers a POSTed read as its GET: the same upstream request, billed, and one cache entry', async () => {
+    const get = await cached.get(`/1/api?module=account&action=balance&address=${ADDRESS}`);
+    expect(get.headers.get('x-cache')).toBe('MISS');
+    const before = credits(get);
+    explorer.reset();
+    const post = await cached.get('/1/api', {
+      method: 'POST',
+      key: null,
+      headers: form,
+      body: `module=account&action=balance&address=${ADDRESS}&apikey=${DEMO_KEY}`,
+    });
+    expect(post.status).toBe(200);
+    expect(post.headers.get('x-cache')).toBe('HIT');
+    expect(await post.text()).toBe(await get.text());
+    expect(credits(post)).toBe(before - 20);
+    expect(explorer.hits()).toBe(0);
+    // The form's fields win over the query's, as Plug merges them; a multipart form reads the same.
+    const multipart = new FormData();
+    multipart.set('action', 'balance');
+    multipart.set('address', ADDRESS);
+    multipart.set('apiKey', DEMO_KEY);
+    const mp = await cached.get('/1/api?module=account&action=txlist', { method: 'POST', key: null, body: multipart });
+    expect(mp.headers.get('x-cache')).toBe('HIT');
+  });
+
+  it('refuses a body that is no form (415), one over rpc.maxVerifyBytes (413), and a POST on v2 (405)', async () => {
+    const json = await gw.get('/1/api', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"module":"account"}' });
+    expect([json.status, ((await json.json()) as { status: string }).status]).toEqual([415, '0']);
+    const small = await startGateway(makeConfig([explorer.url], { rpc: { maxVerifyBytes: 1024 } }));
+    try {
+      const big = await small.get('/1/api', { method: 'POST', headers: form, body: `module=account&action=balance&x=${'a'.repeat(2048)}` });
+      expect(big.status).toBe(413);
+    } finally {
+      await small.close();
+    }
+    const v2 = await gw.get(`/1/api/v2/addresses/${ADDRESS}/token-balances`, { method: 'POST', body: 'x' });
+    expect([v2.status, v2.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+    expect(explorer.hits()).toBe(0);
+  });
+});

@@ -1,0 +1,140 @@
+// JSON-RPC as the gateway reads it (src/rpc/): bodies, the 16 methods' parameters made canonical,
+// freshness, answers re-addressed, and Etherscan's proxy actions translated. Pure logic.
+import { describe, expect, it } from 'vitest';
+import { checkCall, rpcCacheKey, RPC_METHODS, type CheckedCall } from '../../src/rpc/methods.js';
+import { answer, parseBody, upstreamMember } from '../../src/rpc/protocol.js';
+import { proxyCall } from '../../src/rpc/proxy.js';
+
+const A = '0xD8dA6BF26964aF9D7eEd9e03E53415D37aA96045';
+const a = A.toLowerCase();
+const H = `0x${'Ab'.repeat(32)}`;
+const checked = (c: ReturnType<typeof checkCall>): CheckedCall => {
+  if ('invalid' in c) throw new Error(c.invalid);
+  return c;
+};
+
+describe('parseBody', () => {
+  it('reads one call or a batch, keeping ids as their JSON text', () => {
+    expect(parseBody('{"jsonrpc":"2.0","id":"x","method":"eth_blockNumber"}', 10)).toMatchObject({
+      kind: 'single',
+      calls: [{ idJson: '"x"', outcome: { method: 'eth_blockNumber', params: [], freshness: 'head' } }],
+    });
+    const batch = parseBody('[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":2.5,"method":"nope"},7]', 10);
+    expect(batch).toMatchObject({
+      kind: 'batch',
+      calls: [{ idJson: '1' }, { idJson: '2.5', outcome: { code: -32601 } }, { idJson: 'null', outcome: { code: -32600 } }],
+    });
+  });
+
+  it('refuses what is not JSON (-32700), an empty batch (-32600) and counts a batch over the limit', () => {
+    expect(parseBody('{', 10)).toMatchObject({ kind: 'refused', error: { code: -32700 } });
+    expect(parseBody('[]', 10)).toMatchObject({ kind: 'refused', error: { code: -32600 } });
+    expect(parseBody(JSON.stringify(Array(11).fill({})), 10)).toEqual({ kind: 'too-many', count: 11 });
+  });
+
+  it('refuses an id that is an object, a wrong jsonrpc and params that are not a list', () => {
+    expect(parseBody('{"jsonrpc":"2.0","id":{},"method":"eth_chainId"}', 1)).toMatchObject({ calls: [{ outcome: { code: -32600 } }] });
+    expect(parseBody('{"jsonrpc":"1.0","id":1,"method":"eth_chainId"}', 1)).toMatchObject({ calls: [{ outcome: { code: -32600 } }] });
+    expect(parseBody('{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":{}}', 1)).toMatchObject({
+      calls: [{ outcome: { code: -32602 } }],
+    });
+  });
+});
+
+describe('checkCall', () => {
+  it('knows the 16 methods of the RPC document', () => {
+    expect(RPC_METHODS).toHaveLength(16);
+  });
+
+  it('writes parameters in one canonical spelling, the omitted block tag included', () => {
+    expect(checkCall('eth_getTransactionCount', [A])).toEqual({
+      method: 'eth_getTransactionCount',
+      params: [a, 'latest'],
+      freshness: 'head',
+    });
+    expect(checkCall('eth_getCode', [a, '0x00ff'])).toEqual({ method: 'eth_getCode', params: [a, '0xff'], freshness: 'block' });
+    expect(checkCall('eth_getStorageAt', [A, '0x0', { blockHash: H }])).toEqual({
+      method: 'eth_getStorageAt',
+      params: [a, '0x0', { blockHash: H.toLowerCase() }],
+      freshness: 'pinned',
+    });
+    expect(checkCall('eth_call', [{ to: A, data: '0xAB', from: A }])).toEqual({
+      method: 'eth_call',
+      params: [{ data: '0xab', from: a, to: a }, 'latest'],
+      freshness: 'head',
+    });
+  });
+
+  it("writes eth_getBalance's block number in decimal, as Blockscout reads it", () => {
+    expect(checked(checkCall('eth_getBalance', [A, '0x10'])).params).toEqual([a, '16']);
+    expect(checkCall('eth_getBalance', [A, { blockHash: H }])).toMatchObject({ invalid: expect.stringContaining('block') as unknown });
+  });
+
+  it('tells how long an answer holds: never for writes and estimates, pinned by block hash', () => {
+    expect(checked(checkCall('eth_sendRawTransaction', ['0x02f8'])).freshness).toBe('never');
+    expect(checked(checkCall('eth_estimateGas', [{ to: A }, '0x1'])).freshness).toBe('never');
+    expect(checked(checkCall('eth_getBlockByHash', [H, true])).freshness).toBe('pinned');
+    expect(checked(checkCall('eth_getBlockByNumber', ['0x1', false])).freshness).toBe('block');
+    expect(checked(checkCall('eth_getBlockByNumber', ['pending'])).freshness).toBe('head');
+    expect(checked(checkCall('eth_chainId', [])).freshness).toBe('static');
+    expect(checked(checkCall('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2', address: A }])).freshness).toBe('block');
+    expect(checked(checkCall('eth_getLogs', [{ fromBlock: '0x1', address: A }])).freshness).toBe('head');
+    expect(checked(checkCall('eth_getLogs', [{ blockHash: H, topics: [null, [H]] }])).freshness).toBe('pinned');
+  });
+
+  it('refuses bad shapes with a message naming the parameter', () => {
+    expect(checkCall('eth_blockNumber', [1])).toEqual({ invalid: 'expected 0 parameters, got 1' });
+    expect(checkCall('eth_getTransactionByHash', ['0x12'])).toMatchObject({
+      invalid: expect.stringMatching(/^transaction hash/) as unknown,
+    });
+    expect(checkCall('eth_getLogs', [{ blockHash: H, fromBlock: '0x1' }])).toMatchObject({
+      invalid: expect.stringContaining('blockHash') as unknown,
+    });
+    expect(checkCall('eth_getLogs', [{ foo: 1 }])).toEqual({ invalid: 'filter.foo: unknown field' });
+    expect(checkCall('eth_sendRawTransaction', ['0xabc'])).toMatchObject({ invalid: expect.stringContaining('hex data') as unknown });
+    expect(checkCall('eth_call', ['0x12'])).toEqual({ invalid: 'transaction: expected an object' });
+  });
+
+  it('keys two spellings of one call the same, and other chains apart', () => {
+    const one = checked(checkCall('eth_call', [{ to: A, data: '0xab' }, 'latest']));
+    const two = checked(checkCall('eth_call', [{ data: '0xAB', to: a }]));
+    expect(rpcCacheKey('1', one)).toBe(rpcCacheKey('1', two));
+    expect(rpcCacheKey('1', one)).not.toBe(rpcCacheKey('100', one));
+  });
+});
+
+describe('answers', () => {
+  it("re-addresses an explorer's member to the client's id", () => {
+    const m = upstreamMember(Buffer.from('{"jsonrpc":"2.0","id":1,"result":"0x10"}'))!;
+    expect(m).toEqual({ member: '"result":"0x10"', storable: true });
+    expect(JSON.parse(answer('"q"', m.member))).toEqual({ jsonrpc: '2.0', id: 'q', result: '0x10' });
+  });
+
+  it("never keeps null or an error, and turns Blockscout's string errors into EIP-1474 objects", () => {
+    expect(upstreamMember(Buffer.from('{"id":1,"result":null}'))).toEqual({ member: '"result":null', storable: false });
+    expect(upstreamMember(Buffer.from('{"id":1,"error":"Action not found."}'))).toEqual({
+      member: '"error":{"code":-32000,"message":"Action not found."}',
+      storable: false,
+    });
+    expect(upstreamMember(Buffer.from('{"id":1,"error":{"code":3,"message":"execution reverted","data":"0x08"}}'))!.member).toBe(
+      '"error":{"code":3,"message":"execution reverted","data":"0x08"}',
+    );
+    expect(upstreamMember(Buffer.from('[1]'))).toBeUndefined();
+    expect(upstreamMember(Buffer.from('{"id":1}'))).toBeUndefined();
+  });
+});
+
+describe("Etherscan's proxy actions", () => {
+  it('become the JSON-RPC call of the same meaning (one cache entry for both forms)', () => {
+    const q = (o: Record<string, string>) => new Map(Object.entries(o));
+    expect(proxyCall('eth_getBlockByNumber', q({ tag: '0x10', boolean: 'true' }))).toEqual(
+      checkCall('eth_getBlockByNumber', ['0x10', true]),
+    );
+    expect(proxyCall('eth_getTransactionCount', q({ address: A, tag: 'latest' }))).toEqual(checkCall('eth_getTransactionCount', [A]));
+    // ethers' EtherscanProvider posts its own field names (gasLimit).
+    expect(proxyCall('eth_estimateGas', q({ to: A, gasLimit: '0x5208', value: '0x1' }))).toEqual(
+      checkCall('eth_estimateGas', [{ to: A, gas: '0x5208', value: '0x1' }]),
+    );
+    expect(proxyCall('eth_getTransactionByHash', q({}))).toMatchObject({ invalid: expect.any(String) as unknown });
+  });
+});
