@@ -7,6 +7,7 @@ import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explor
 import { HEAD_BLOCK } from '../../fixture/data.js';
 import { SAMPLE_ACCOUNT } from '../../fixture/chain.js';
 import { DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
+import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 
 const HEAD = `0x${HEAD_BLOCK.toString(16)}`;
 const ADDRESS = '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045';
@@ -318,5 +319,35 @@ describe('the legacy API by POST', () => {
     const v2 = await gw.get(`/1/api/v2/addresses/${ADDRESS}/token-balances`, { method: 'POST', body: 'x' });
     expect([v2.status, v2.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
     expect(explorer.hits()).toBe(0);
+  });
+});
+
+describe('JSON-RPC on the Redis quota store', () => {
+  it('bills a batch per call in one turn, refuses one it cannot pay whole and gives back what it took, exactly', async () => {
+    const prefix = testPrefix('json-rpc');
+    const redisGw = await startGateway(
+      makeConfig([explorer.url], {
+        redis: { url: REDIS_URL, keyPrefix: prefix },
+        plans: { free: { rps: 1000, credits: 100, period: 'daily' } },
+        storage: { path: ':memory:' },
+      }),
+    );
+    const redis = connect();
+    try {
+      const first = await rpc(redisGw, [call(1, 'eth_blockNumber'), call(2, 'eth_gasPrice'), call(3, 'eth_chainId')]);
+      expect(first.status).toBe(200);
+      expect(credits(first)).toBe(40);
+      // 40 left; three calls cost 60: refused whole, nothing kept.
+      const refused = await rpc(redisGw, [call(4, 'eth_blockNumber'), call(5, 'eth_gasPrice'), call(6, 'eth_chainId')]);
+      expect(refused.status).toBe(402);
+      expect(credits(refused)).toBe(40);
+      // Two calls still fit, and then nothing does.
+      expect(credits(await rpc(redisGw, [call(7, 'eth_blockNumber'), call(8, 'eth_gasPrice')]))).toBe(0);
+      expect((await rpc(redisGw, call(9, 'eth_blockNumber'))).status).toBe(402);
+    } finally {
+      await redisGw.close();
+      await deletePrefix(redis, prefix);
+      redis.disconnect();
+    }
   });
 });
