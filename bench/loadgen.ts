@@ -15,6 +15,8 @@ export interface LoadSpec {
   distinctPaths?: boolean;
   /** Send the key as `Authorization: Bearer` (default); false when `url` carries it in `?apikey=`. */
   bearer?: boolean;
+  /** POST this JSON body on every request (`content-type: application/json`) instead of a GET. */
+  postBody?: string | undefined;
 }
 
 export interface LoadResult {
@@ -40,6 +42,7 @@ export type LoadGeneratorChoice = 'auto' | LoadGenerator['name'];
 const SLACK_MS = 15_000;
 const WRK_SCRIPT = fileURLToPath(new URL('./wrk-report.lua', import.meta.url));
 const WRK_DISTINCT_SCRIPT = fileURLToPath(new URL('./wrk-distinct.lua', import.meta.url));
+const WRK_POST_SCRIPT = fileURLToPath(new URL('./wrk-post.lua', import.meta.url));
 
 function wrkVersion(): string | undefined {
   const probe = spawnSync('wrk', ['-v'], { encoding: 'utf8' });
@@ -64,11 +67,14 @@ function wrk(version: string): LoadGenerator {
   return {
     name: 'wrk',
     version,
-    async run({ url, connections, durationS, distinctPaths, bearer = true }) {
+    async run({ url, connections, durationS, distinctPaths, bearer = true, postBody }) {
+      if (distinctPaths && postBody !== undefined) throw new Error('wrk: distinct paths and a POST body do not go together');
       // One thread: the load generator has one core to itself.
-      const script = distinctPaths ? WRK_DISTINCT_SCRIPT : WRK_SCRIPT;
+      const script = distinctPaths ? WRK_DISTINCT_SCRIPT : postBody !== undefined ? WRK_POST_SCRIPT : WRK_SCRIPT;
       const auth = bearer ? ['-H', `Authorization: ${AUTH_HEADER}`] : [];
-      const wrkArgs = ['-t1', `-c${connections}`, `-d${durationS}s`, '-s', script, ...auth, url];
+      // wrk passes what follows the URL to the script's init(args): wrk-post.lua's body.
+      const body = postBody !== undefined ? [postBody] : [];
+      const wrkArgs = ['-t1', `-c${connections}`, `-d${durationS}s`, '-s', script, ...auth, url, ...body];
       const [cmd, args] = pinned(LOAD_CORE, 'wrk', wrkArgs);
       const out = await runBounded(cmd, args, durationS * 1000 + SLACK_MS);
       const line = out.stdout.split('\n').find((l) => l.startsWith('WRK_JSON '));
@@ -102,11 +108,12 @@ function autocannon(): LoadGenerator {
   return {
     name: 'autocannon',
     version,
-    async run({ url, connections, durationS, bearer = true }) {
+    async run({ url, connections, durationS, bearer = true, postBody }) {
       // The CLI in its own process (not the API in ours), so it can be pinned like wrk.
       // `K=V` header syntax: with `K: V` autocannon would keep the space in the value.
       const auth = bearer ? ['-H', `Authorization=${AUTH_HEADER}`] : [];
-      const acArgs = [cli, '-c', String(connections), '-d', String(durationS), '-j', '-n', ...auth, url];
+      const post = postBody !== undefined ? ['-m', 'POST', '-H', 'Content-Type=application/json', '-b', postBody] : [];
+      const acArgs = [cli, '-c', String(connections), '-d', String(durationS), '-j', '-n', ...auth, ...post, url];
       const [cmd, args] = pinned(LOAD_CORE, process.execPath, acArgs);
       const out = await runBounded(cmd, args, durationS * 1000 + SLACK_MS);
       if (out.code !== 0) throw new Error(`autocannon failed (${out.code}): ${out.stderr}`);

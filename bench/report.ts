@@ -152,10 +152,27 @@ export function pairedComparison(runs: readonly Run[], a: Variant, b: Variant): 
     if (x.serverCpuUsPerReq && y.serverCpuUsPerReq) cpu.push(y.serverCpuUsPerReq / x.serverCpuUsPerReq);
   }
   if (rps.length === 0) return undefined;
-  const quartiles = (v: number[]) => {
-    const s = [...v].sort((p, q) => p - q);
-    const at = (p: number) => s[Math.floor(p * (s.length - 1))]!.toFixed(2);
-    return `${median(s).toFixed(3)} (quartiles ${at(0.25)} to ${at(0.75)}, ${s.length} rounds)`;
-  };
   return `${a} against ${b}, paired by round: req/s ${quartiles(rps)}; CPU per request (${b} / ${a}) ${cpu.length > 0 ? quartiles(cpu) : 'n/a'}`;
+}
+
+/** The median of ratios with their quartiles, and how many there are. */
+function quartiles(values: readonly number[]): string {
+  const s = [...values].sort((p, q) => p - q);
+  const at = (p: number) => s[Math.floor(p * (s.length - 1))]!.toFixed(2);
+  return `${median(s).toFixed(3)} (quartiles ${at(0.25)} to ${at(0.75)}, ${s.length} rounds)`;
+}
+
+/**
+ * A variant whose requests carry `calls` JSON-RPC calls each (a batch): its median in calls per
+ * second and server CPU per call, and its calls/s over `against`'s req/s, paired by round.
+ */
+export function callsLine(row: Row, calls: number, runs: readonly Run[], against: Variant): string {
+  const perCall = row.cpuUsPerReq === null ? 'n/a' : `${(row.cpuUsPerReq / calls).toFixed(2)} µs`;
+  const theirs = new Map(runs.filter((r) => r.variant === against).map((r) => [r.round, r.rps]));
+  const ratios = runs.flatMap((r) => {
+    const b = r.variant === row.variant ? theirs.get(r.round) : undefined;
+    return b ? [(r.rps * calls) / b] : [];
+  });
+  const paired = ratios.length > 0 ? `; calls/s over ${against}'s req/s, paired by round: ${quartiles(ratios)}` : '';
+  return `${row.variant}: ${calls} calls a request, ${int(row.medianRps * calls)} calls/s (median ${int(row.medianRps)} req/s), server CPU ${perCall} a call${paired}`;
 }

@@ -16,7 +16,8 @@ import { foreignShare, processCpuSeconds, QUIET_SHARE, sampleCpu, waitForQuiet, 
 import { pickLoadGenerator, type LoadGenerator } from './loadgen.js';
 import { canPin, LOAD_CORE, SERVER_CORE, stopAllStarted } from './procs.js';
 import { connectRedis, deletePrefix } from './redis.js';
-import { markdownTable, pairedComparison, runLine, summarise, type Machine, type Run } from './report.js';
+import { callsLine, markdownTable, pairedComparison, runLine, summarise, type Machine, type Run } from './report.js';
+import { originRpcCalls, RPC_PATH, RPC_REQUESTS, warmAndCheckRpc } from './rpc.js';
 import { startServer } from './server-process.js';
 import { AUTH_HEADER, BENCH_KEY, BENCH_PATH, DISTINCT_PATHS, HAS_QUOTA_HEADERS, QUERY_KEY, USES_REDIS, type Variant } from './shared.js';
 
@@ -63,10 +64,15 @@ async function measure(variant: Variant, round: number, ctx: BenchContext): Prom
   const server = await startServer(variant, ctx.redisPrefix);
   try {
     const bearer = !QUERY_KEY.has(variant);
-    const url = `http://127.0.0.1:${server.port}${BENCH_PATH}${bearer ? '' : `?apikey=${BENCH_KEY}`}`;
-    const load = { url, connections: ctx.opts.connections, distinctPaths: DISTINCT_PATHS.has(variant), bearer };
-    await checkAnswers(url, variant);
+    const base = `http://127.0.0.1:${server.port}`;
+    const rpc = RPC_REQUESTS.get(variant);
+    const url = rpc ? `${base}${RPC_PATH}` : `${base}${BENCH_PATH}${bearer ? '' : `?apikey=${BENCH_KEY}`}`;
+    const load = { url, connections: ctx.opts.connections, distinctPaths: DISTINCT_PATHS.has(variant), bearer, postBody: rpc?.body };
+    if (rpc) await warmAndCheckRpc(url, variant, AUTH_HEADER);
+    else await checkAnswers(url, variant);
     await ctx.loadgen.run({ ...load, durationS: WARMUP_S });
+    const rpcCalls = () => (rpc && server.origin ? originRpcCalls(server.origin) : Promise.resolve(0));
+    const upstreamBefore = await rpcCalls();
     // The CPU window is the measured run only; the load generator is reaped (counted) by its end.
     const cpuBefore = await sampleCpu(ctx.redisCpu, server.pids);
     const serverCpu = () => {
@@ -82,6 +88,10 @@ async function measure(variant: Variant, round: number, ctx: BenchContext): Prom
     const result = await ctx.loadgen.run({ ...load, durationS: ctx.opts.durationS });
     const serverAfter = serverCpu();
     const foreignCpu = foreignShare(cpuBefore, await sampleCpu(ctx.redisCpu, server.pids));
+    // A JSON-RPC error is an HTTP 200, and a miss a 200 too: what reached the origin says whether
+    // every call of the run was a hit (read after the CPU window, so it is not counted).
+    const upstreamDuring = (await rpcCalls()) - upstreamBefore;
+    if (upstreamDuring > 0) throw new Error(`${variant}: ${upstreamDuring} calls reached the origin during the run: not all hits`);
     const serverCpuUsPerReq =
       serverBefore === null || serverAfter === null || result.requests === 0
         ? null
@@ -210,14 +220,22 @@ async function main(): Promise<number> {
   const rows = summarise(runs, opts.variants);
   console.log(`\n${markdownTable(rows, machine)}\n`);
   // Side by side, paired by round: a change against its base revision, usage rows against none.
+  // JSON-RPC hits against the v2 hit they are read beside.
   for (const [a, b] of [
     ['gateway-hit', 'gateway-hit-base'],
     ['gateway-hit', 'gateway-hit-nousage'],
+    ['gateway-rpc-hit', 'gateway-hit'],
+    ['gateway-rpc-batch10', 'gateway-hit'],
   ] as const) {
     const line = opts.variants.includes(a) && opts.variants.includes(b) ? pairedComparison(runs, a, b) : undefined;
     if (line) console.log(`${line}\n`);
   }
-  const settings = { durationS: opts.durationS, rounds: opts.rounds, connections: opts.connections, warmupS: WARMUP_S };
+  for (const row of rows) {
+    const calls = RPC_REQUESTS.get(row.variant)?.calls ?? 1;
+    if (calls > 1) console.log(`${callsLine(row, calls, runs, 'gateway-hit')}\n`);
+  }
+  const callsPerRequest = Object.fromEntries([...RPC_REQUESTS].filter(([v]) => opts.variants.includes(v)).map(([v, r]) => [v, r.calls]));
+  const settings = { durationS: opts.durationS, rounds: opts.rounds, connections: opts.connections, warmupS: WARMUP_S, callsPerRequest };
   await writeResults({ generatedAt: new Date().toISOString(), code, machine, settings, rows, runs, discarded });
   console.log(`Written to ${RESULTS_FILE}`);
 

@@ -33,6 +33,8 @@ export interface RunningServer {
   serverPids: number[];
   /** Every process of the variant (the server, and its origin if it has one), for CPU accounting. */
   pids: number[];
+  /** The origin's URL, for the variants that have one. */
+  origin?: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -96,6 +98,7 @@ export async function startServer(variant: Variant, redisPrefix: string): Promis
     return {
       ...server,
       pids: origin ? [...server.serverPids, origin.pid] : server.serverPids,
+      origin: origin?.url,
       async stop() {
         await server.stop();
         await origin?.stop();

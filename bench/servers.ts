@@ -23,6 +23,7 @@ import { decimal } from '../src/http/headers.js';
 import type { QuotaDecision, QuotaStore } from '../src/quota/types.js';
 import { BODY, JSON_CONTENT_TYPE } from './body.js';
 import { connectRedis } from './redis.js';
+import { BENCH_RPC_TTLS } from './rpc.js';
 import { BENCH_KEY, BENCH_ROUTE, isVariant, NEEDS_ORIGIN, redisUrl, type ReadyLine, type Variant } from './shared.js';
 
 /** A plan nothing is refused under: the bench measures the cost of deciding, not of refusing. */
@@ -130,8 +131,9 @@ function gatewayApp(
     plans: { bench: { rps: 10_000_000, credits: 1_000_000_000 } },
     keys: [{ name: 'bench', key: BENCH_KEY, plan: 'bench' }],
     log: { level: 'info', requests: opts.log },
-    // Hits: one long TTL, so the measured runs never refresh. Misses: nothing is cached.
-    cache: { ttlSeconds: opts.cache ? { 'token-balances': 3600 } : { 'token-balances': 0 } },
+    // Hits: one long TTL, so the measured runs never refresh (the JSON-RPC calls of the
+    // gateway-rpc-* variants too: the same server, asked by POST). Misses: nothing is cached.
+    cache: { ttlSeconds: opts.cache ? { 'token-balances': 3600, ...BENCH_RPC_TTLS } : { 'token-balances': 0 } },
     metrics: { enabled: true },
     health: { probeIntervalMs: 3_600_000 },
     storage: { path: ':memory:' },
@@ -160,6 +162,7 @@ async function buildVariant(variant: Variant, redisPrefix: string | undefined, o
   if (variant === 'gateway-hit-log') return gatewayApp(o, { log: true, cache: true });
   if (variant === 'gateway-hit-nousage') return gatewayApp(o, { log: false, cache: true, usage: false });
   if (variant === 'gateway-hit-apikey') return gatewayApp(o, { log: false, cache: true });
+  if (variant === 'gateway-rpc-hit' || variant === 'gateway-rpc-batch10') return gatewayApp(o, { log: false, cache: true });
   if (variant === 'gateway-hit-redis-apikey') return gatewayApp(o, { log: false, cache: true, redisPrefix });
   if (variant === 'gateway-hit-redis-calls') return gatewayApp(o, { log: false, cache: true, redisPrefix, leases: false });
   if (variant === 'gateway-hit-workers') return gatewayApp(o, { log: false, cache: true, redisPrefix });

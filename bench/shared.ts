@@ -23,6 +23,8 @@
  *   request (per key and event-loop turn), what a hit on Redis cost before leases
  * - gateway-hit-base: `gateway-hit` as another git revision builds it (`--base REF`), to compare
  *   a change with what it changes, in the same run
+ * - gateway-rpc-hit, gateway-rpc-batch10: the same gateway answering `POST /1/json-rpc` from its
+ *   cache: one call, and a batch of ten distinct calls (bench/rpc.ts)
  */
 export const VARIANTS = [
   'bare',
@@ -34,6 +36,8 @@ export const VARIANTS = [
   'gateway-hit-base',
   'gateway-hit-nousage',
   'gateway-hit-apikey',
+  'gateway-rpc-hit',
+  'gateway-rpc-batch10',
   'gateway-hit-log',
   'gateway-hit-redis',
   'gateway-hit-redis-apikey',
@@ -51,6 +55,8 @@ export const NEEDS_ORIGIN: ReadonlySet<Variant> = new Set([
   'gateway-hit-base',
   'gateway-hit-nousage',
   'gateway-hit-apikey',
+  'gateway-rpc-hit',
+  'gateway-rpc-batch10',
   'gateway-hit-log',
   'gateway-hit-redis',
   'gateway-hit-redis-apikey',
@@ -70,6 +76,8 @@ export const HAS_QUOTA_HEADERS: ReadonlySet<Variant> = new Set([
   'gateway-hit-base',
   'gateway-hit-nousage',
   'gateway-hit-apikey',
+  'gateway-rpc-hit',
+  'gateway-rpc-batch10',
   'gateway-hit-log',
   'gateway-hit-redis',
   'gateway-hit-redis-apikey',
