@@ -1,7 +1,7 @@
 // JSON-RPC as the gateway reads it (src/rpc/): bodies, the 16 methods' parameters made canonical,
 // freshness, answers re-addressed, and Etherscan's proxy actions translated. Pure logic.
 import { describe, expect, it } from 'vitest';
-import { checkCall, rpcCacheKey, RPC_METHODS, type CheckedCall } from '../../src/rpc/methods.js';
+import { canonicalJson, checkCall, rpcCacheKey, RPC_METHODS, type CheckedCall } from '../../src/rpc/methods.js';
 import { answer, parseBody, upstreamMember } from '../../src/rpc/protocol.js';
 import { proxyCall } from '../../src/rpc/proxy.js';
 
@@ -93,6 +93,13 @@ describe('checkCall', () => {
     expect(checkCall('eth_getLogs', [{ foo: 1 }])).toEqual({ invalid: 'filter.foo: unknown field' });
     expect(checkCall('eth_sendRawTransaction', ['0xabc'])).toMatchObject({ invalid: expect.stringContaining('hex data') as unknown });
     expect(checkCall('eth_call', ['0x12'])).toEqual({ invalid: 'transaction: expected an object' });
+  });
+
+  it('writes objects with their keys sorted at every depth, and flat lists as they are', () => {
+    expect(canonicalJson(['0xab', 'latest', false, null])).toBe('["0xab","latest",false,null]');
+    expect(canonicalJson([{ to: '0x1', data: '0x2', nested: { z: 1, a: [{ y: 2, b: 3 }] } }, 'latest'])).toBe(
+      '[{"data":"0x2","nested":{"a":[{"b":3,"y":2}],"z":1},"to":"0x1"},"latest"]',
+    );
   });
 
   it('keys two spellings of one call the same, and other chains apart', () => {
