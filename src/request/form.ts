@@ -20,8 +20,10 @@ export interface Posted {
   form: Form;
 }
 
+const isKeyField = (name: string): boolean => name.toLowerCase() === 'apikey';
+
 /** Fields that are the gateway's, never an explorer's: the key (any case) and the Etherscan-style chain. */
-const isOwnField = (name: string): boolean => name.toLowerCase() === 'apikey' || name === 'chainid';
+export const isOwnField = (name: string): boolean => isKeyField(name) || name === 'chainid';
 
 export async function postedForm(state: GatewayState, request: FastifyRequest, taken: TakenKeys | undefined): Promise<Posted | ErrorCode> {
   const read = await readBody(request, state.config.rpc.maxVerifyBytes);
@@ -34,7 +36,7 @@ export async function postedForm(state: GatewayState, request: FastifyRequest, t
   const fields: [string, string][] = [];
   let chainId: string | undefined;
   for (const [name, value] of parsed.fields) {
-    if (name.toLowerCase() === 'apikey') apikeys.push(value);
+    if (isKeyField(name)) apikeys.push(value);
     else if (name === 'chainid') chainId = value;
     else fields.push([name, value]);
   }

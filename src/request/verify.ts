@@ -11,6 +11,7 @@ import { sendError, sendJson } from '../http/respond.js';
 import { parseQuery } from '../routes/resolve.js';
 import { classify, UpstreamFailure } from '../upstream/failures.js';
 import type { Form } from './body.js';
+import { isOwnField } from './form.js';
 import type { RequestContext } from './context.js';
 import { answerProblem, reportFailure, USER_AGENT } from './forward.js';
 import type { Chain, GatewayState } from './state.js';
@@ -20,7 +21,7 @@ export function formOfQuery(url: string): Form {
   const q = url.indexOf('?');
   const fields: [string, string][] = [];
   for (const [name, value] of parseQuery(q === -1 ? '' : url.slice(q + 1)).params) {
-    if (name !== 'chainid' && name.toLowerCase() !== 'apikey') fields.push([name, value]);
+    if (!isOwnField(name)) fields.push([name, value]);
   }
   return { fields, multipart: undefined };
 }
