@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as prettier from 'prettier';
 import { parse as parseYaml } from 'yaml';
+import { VERIFY_ROUTES } from '../src/routes/client-routes.js';
 import type { LegacyActionData, ParamData, ParamSchema, V2OperationData } from '../src/routes/spec-types.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -28,18 +29,10 @@ const CHAIN_PREFIX = '/{chain_id}';
 
 /**
  * The contract verification flow of the legacy API: it publishes source code (a write, even
- * when sent as GET) or only reports on such a write. The gateway serves reads.
+ * when sent as GET) or reports on such a write. It is not generated from the document's GET
+ * operations: src/routes/client-routes.ts serves it (forwarded as POST, never cached).
  */
-export const EXCLUDED_LEGACY_ACTIONS: ReadonlySet<string> = new Set([
-  'verify',
-  'verifysourcecode',
-  'verify_via_sourcify',
-  'verify_vyper_contract',
-  'verifyproxycontract',
-  'checkverifystatus',
-  'checkproxyverification',
-]);
-
+export const EXCLUDED_LEGACY_ACTIONS: ReadonlySet<string> = new Set(VERIFY_ROUTES.map((r) => r.action));
 /**
  * Bounds the PRO API document prints as doubles that lost digits. `index` of the beacon deposit
  * routes is `maximum: 9_223_372_036_854_775_807` (int64) in Blockscout's source

@@ -57,6 +57,10 @@ describe('the route table, against the documents themselves', () => {
     expect(reads).toHaveLength(35);
     expect(legacy.map((r) => `${r.module}.${r.action}`).sort()).toEqual(reads.sort());
     expect(Object.keys(rpc.paths)).toContain('/eth-rpc');
+    // The verification flow is served as routes of its own: five writes, two status reads.
+    const verify = ROUTE_TABLE.filter((r) => r.kind === 'verify');
+    expect(verify.map((r) => r.action).sort()).toEqual([...verification].sort());
+    expect(verify.filter((r) => !r.write).map((r) => r.action)).toEqual(['checkverifystatus', 'checkproxyverification']);
   });
 
   it('keeps chain_id, module and action out of the parameters, and resolves every $ref', () => {
