@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
 import { HEAD_BLOCK } from '../../fixture/data.js';
 import { SAMPLE_ACCOUNT } from '../../fixture/chain.js';
-import { DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
+import { DEMO_KEY, makeConfig, refusedPort, startGateway, type TestGateway } from '../support/gateway.js';
 import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 
 const HEAD = `0x${HEAD_BLOCK.toString(16)}`;
@@ -348,6 +348,35 @@ describe('JSON-RPC on the Redis quota store', () => {
       await redisGw.close();
       await deletePrefix(redis, prefix);
       redis.disconnect();
+    }
+  });
+});
+
+describe('JSON-RPC when the quota store is down', () => {
+  it('refuses a batch whole with 503 and -32603 under onError: closed, and serves it with headers -1 under open', async () => {
+    const port = await refusedPort();
+    const down = (onError: 'open' | 'closed') =>
+      startGateway(makeConfig([explorer.url], { redis: { url: `redis://127.0.0.1:${port}`, onError, commandTimeoutMs: 100 } }));
+    const closed = await down('closed');
+    try {
+      const res = await rpc(closed, [call(1, 'eth_blockNumber'), call(2, 'eth_chainId')]);
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { id: number; error: { code: number } }[]).map((a) => [a.id, a.error.code])).toEqual([
+        [1, -32603],
+        [2, -32603],
+      ]);
+      expect(rpcHits()).toBe(0);
+    } finally {
+      await closed.close();
+    }
+    const open = await down('open');
+    try {
+      const res = await rpc(open, call(1, 'eth_blockNumber'));
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { result: string }).result).toBe(HEAD);
+      expect(res.headers.get('x-credits-remaining')).toBe('-1');
+    } finally {
+      await open.close();
     }
   });
 });
