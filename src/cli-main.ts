@@ -12,7 +12,14 @@ import type { Config } from './config/schema.js';
 import { buildServer } from './app/server.js';
 import { runPrimary } from './process/primary.js';
 import { displayUpstream } from './upstream/client.js';
-import type { HeldSignals } from './cli.js';
+
+/** The signals src/cli.ts held while the program was loading. */
+export interface HeldSignals {
+  /** The first stopping signal received while starting, if any. */
+  stopRequested(): NodeJS.Signals | undefined;
+  /** Hands signals over to the running program's own handlers. */
+  release(): void;
+}
 
 const USAGE = `explorer-gateway: a caching, quota-enforcing gateway in front of Blockscout explorers
 

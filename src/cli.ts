@@ -5,12 +5,9 @@
 // A SIGTERM or SIGINT held stops the gateway as soon as it has started; a SIGHUP is moot, since
 // the configuration is being read now.
 
-export interface HeldSignals {
-  /** The first stopping signal received while starting, if any. */
-  stopRequested(): NodeJS.Signals | undefined;
-  /** Hands signals over to the running program's own handlers. */
-  release(): void;
-}
+// A type only: erased from the JavaScript, so nothing of the program is loaded before the
+// signals are held.
+import type { HeldSignals } from './cli-main.js';
 
 let stop: NodeJS.Signals | undefined;
 const onStop = (signal: NodeJS.Signals) => {

@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { MAX_JSON_BYTES_PER_UNIT, MAX_NUMBER_BYTES, type LogOutput } from '../observability/log-output.js';
 import type { RequestContext } from '../request/context.js';
-import type { AccessLog } from '../request/finish.js';
+import type { AccessLog } from '../request/state.js';
 
 /** The facts a line's middle was written from, and its bytes. */
 interface Middle {

@@ -6,9 +6,6 @@ import { chargedFor } from '../http/respond.js';
 import type { RequestContext } from './context.js';
 import type { GatewayState } from './state.js';
 
-/** Writes one line for a finished request (app/access-log.ts). `url` is the request target as sent. */
-export type AccessLog = (ctx: RequestContext, method: string, url: string) => void;
-
 export function finish(state: GatewayState, ctx: RequestContext, method: string, url: string): void {
   if (ctx.finished) return;
   ctx.finished = true;

@@ -13,7 +13,10 @@ import type { QuotaStep } from '../quota/step.js';
 import type { Resolver } from '../routes/resolver.js';
 import type { ChainUpstreams } from '../upstream/client.js';
 import type { UsageRecorder } from '../usage/recorder.js';
-import type { AccessLog } from './finish.js';
+import type { RequestContext } from './context.js';
+
+/** Writes one line for a finished request (app/access-log.ts); finish() calls it. `url` is the request target as sent. */
+export type AccessLog = (ctx: RequestContext, method: string, url: string) => void;
 
 export interface Chain {
   id: string;
