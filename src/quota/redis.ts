@@ -31,7 +31,7 @@
 import type { RedisClient } from '../redis/client.js';
 import { periodWindow, type Period } from './period.js';
 import type { Balance, QuotaDecision, QuotaOutcome, QuotaQuery, QuotaStore, Refund } from './types.js';
-import { RATE_WINDOW_MS } from './window.js';
+import { RATE_WINDOW_MS, resetMsFrom, windowHoldsFrom } from './window.js';
 
 /** A lease never takes more than 1/LEASE_SHARE of what the window or the balance has left. */
 export const LEASE_SHARE = 4;
@@ -366,7 +366,7 @@ export class RedisQuotaStore implements QuotaStore {
     // The lease rides along to be settled before the batch is decided; a new one is asked for,
     // larger, if this process keeps deciding for the account.
     const back = lease === undefined ? undefined : settlement(lease);
-    const current = lease !== undefined && windowHolds(lease.windowStartMs, q.nowMs);
+    const current = lease !== undefined && windowHoldsFrom(lease.windowStartMs, q.nowMs);
     const decidedBefore = current ? lease.decided : 0;
     const hot = this.leasing && !this.closed && (b.costs.length > 1 || current);
     const want = hot ? Math.min(Math.max(2 * (decidedBefore + b.costs.length), LEASE_MIN_REQUESTS), LEASE_MAX_REQUESTS) : 0;
@@ -522,7 +522,7 @@ export class RedisQuotaStore implements QuotaStore {
   /** Retires every lease whose window is over at `nowMs` (all of them for +Infinity): its settlement is owed. */
   private retire(nowMs: number): void {
     for (const [account, lease] of this.leases) {
-      if (windowHolds(lease.windowStartMs, nowMs) && nowMs < lease.periodEndMs) continue;
+      if (windowHoldsFrom(lease.windowStartMs, nowMs) && nowMs < lease.periodEndMs) continue;
       if (lease.id !== '') this.owed.push(settlement(lease));
       this.leases.delete(account);
     }
@@ -615,10 +615,6 @@ interface Lease {
   free: number;
 }
 
-function windowHolds(startMs: number, nowMs: number): boolean {
-  return nowMs < startMs + RATE_WINDOW_MS && nowMs > startMs - RATE_WINDOW_MS;
-}
-
 function covers(l: Lease, q: QuotaQuery): boolean {
   return (
     l.slots > 0 &&
@@ -644,7 +640,7 @@ function spend(l: Lease, q: QuotaQuery): QuotaDecision {
   return {
     outcome: 'ok',
     rateRemaining: Math.max(q.rps - (l.count - l.slots), 0),
-    rateResetMs: Math.min(Math.max(l.windowStartMs + RATE_WINDOW_MS - q.nowMs, 1), RATE_WINDOW_MS),
+    rateResetMs: resetMsFrom(l.windowStartMs, q.nowMs),
     credits: l.free + l.allowance + l.topup,
     billed: q.cost,
     fromTopup,
