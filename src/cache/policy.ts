@@ -17,7 +17,7 @@ export interface CacheEntry {
   headerLines: string[];
   /**
    * headerLines with one request's CORS lines inserted before the per-answer headers, and those
-   * CORS lines (compared by identity): made by http/respond.ts for the last CORS lines an answer
+   * CORS lines (compared by identity): made by request/send.ts for the last CORS lines an answer
    * had, so that headerLines stays as it is. Not stored in the shared tier.
    */
   corsLines: string[] | undefined;

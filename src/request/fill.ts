@@ -5,7 +5,7 @@
 import type { FastifyReply } from 'fastify';
 import type { CacheEntry, CacheOutcome } from '../cache/policy.js';
 import { GatewayError } from '../http/errors.js';
-import { sendError } from '../http/respond.js';
+import { sendError } from './send.js';
 import type { UpstreamAnswer } from '../upstream/client.js';
 import { UpstreamFailure } from '../upstream/failures.js';
 import type { RequestContext } from './context.js';

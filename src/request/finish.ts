@@ -2,7 +2,7 @@
 // 5xx is refunded), feeds the metrics and writes its access-log line. It runs once per request,
 // whichever way the request ended (answered at once, after the store or the upstream, or by the
 // error handler), as a direct call: no response listeners on the hot path.
-import { chargedFor } from '../http/respond.js';
+import { chargedFor } from './send.js';
 import type { RequestContext } from './context.js';
 import type { GatewayState } from './state.js';
 

@@ -1,6 +1,6 @@
 // The request pipeline, in the contract's order of checks (section 4): route and chain, key,
 // rate limit, validation, credits, cache, upstream. Each step is a few lines; the handler reads
-// top to bottom as that list, and every way out goes through http/respond.ts and finish().
+// top to bottom as that list, and every way out goes through send.ts and finish().
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { extractKey } from '../auth/credentials.js';
 import type { ApiKey, KeyRing } from '../keys/ring.js';
@@ -8,7 +8,7 @@ import { takeApiKeys } from '../auth/query-key.js';
 import { cacheKey } from '../cache/policy.js';
 import type { ErrorCode } from '../http/errors.js';
 import { H_SCAM } from '../http/headers.js';
-import { sendEntry, sendError, sendInvalid, sendJson, sendLegacyInvalid, sendPreflight } from '../http/respond.js';
+import { sendEntry, sendError, sendInvalid, sendJson, sendLegacyInvalid, sendPreflight } from './send.js';
 import type { QuotaDecision } from '../quota/types.js';
 import type { Route } from '../routes/resolve.js';
 import type { Resolved } from '../routes/resolver.js';
@@ -37,7 +37,7 @@ export type Handler = (request: FastifyRequest, reply: FastifyReply) => undefine
 
 /**
  * The route handler. Neither async nor returning a promise: fastify has nothing to wait for,
- * every answer is written by http/respond.ts. With in-process stores a cache hit is answered
+ * every answer is written by send.ts. With in-process stores a cache hit is answered
  * and finished before the handler returns, without a promise; a remote quota store, the shared
  * tier or the upstream finish it later.
  */

@@ -4,7 +4,7 @@
 // Billed like any legacy route, under `legacy.proxy.<action>`; a failed upstream is the usual
 // 502 or 504 in the legacy envelope, refunded by finish().
 import type { FastifyReply } from 'fastify';
-import { sendJson } from '../http/respond.js';
+import { sendJson } from './send.js';
 import { derive, proxyAnswer } from '../rpc/proxy.js';
 import type { Route } from '../routes/resolve.js';
 import type { Resolved } from '../routes/resolver.js';

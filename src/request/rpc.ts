@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKey } from '../keys/ring.js';
 import type { CacheOutcome } from '../cache/policy.js';
 import { ERRORS, GatewayError } from '../http/errors.js';
-import { sendJson } from '../http/respond.js';
+import { sendJson } from './send.js';
 import type { QuotaDecision } from '../quota/types.js';
 import { rpcCacheKey, rpcRouteName, type CheckedCall } from '../rpc/methods.js';
 import {

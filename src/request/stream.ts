@@ -8,7 +8,7 @@ import type {} from '@fastify/reply-from'; // reply.from()
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { addCorsHeaders } from '../http/cors.js';
 import { H_REQUEST_ID, H_SCAM, passableHeaders } from '../http/headers.js';
-import { quotaHeaders, sendError } from '../http/respond.js';
+import { quotaHeaders, sendError } from './send.js';
 import { classify, UpstreamFailure } from '../upstream/failures.js';
 import type { RequestContext } from './context.js';
 import { reportFailure, statusProblem, USER_AGENT } from './forward.js';

@@ -7,7 +7,7 @@
 // upstream is the usual 502 or 504 in the legacy envelope, refunded by finish().
 import type { FastifyReply } from 'fastify';
 import { H_REQUEST_ID } from '../http/headers.js';
-import { sendError, sendJson } from '../http/respond.js';
+import { sendError, sendJson } from './send.js';
 import { parseQuery } from '../routes/resolve.js';
 import { classify, UpstreamFailure } from '../upstream/failures.js';
 import type { Form } from './body.js';

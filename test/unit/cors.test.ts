@@ -1,12 +1,12 @@
 // CORS of the public listener (src/http/cors.ts): the lines of each configuration, worked out
-// once and shared; the configuration's checks; a cache entry's CORS variant (http/respond.ts).
+// once and shared; the configuration's checks; a cache entry's CORS variant (request/send.ts).
 import type { FastifyReply } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { toEntry } from '../../src/cache/policy.js';
 import { ConfigError, parseConfig } from '../../src/config/load.js';
 import { addCorsHeaders, corsPolicy, CORS_ALLOW_HEADERS, CORS_EXPOSE_HEADERS } from '../../src/http/cors.js';
 import { isPassableResponseHeader, NO_TOKENS, PER_ANSWER_HEADERS } from '../../src/http/headers.js';
-import { sendEntry, sendJson } from '../../src/http/respond.js';
+import { sendEntry, sendJson } from '../../src/request/send.js';
 import { RequestContext } from '../../src/request/context.js';
 
 const EXPOSE = 'x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, x-credits-remaining, x-request-id, x-cache, retry-after';
@@ -163,14 +163,14 @@ plans:
   });
 });
 
-/** A reply that records what writeHead was given, as http/respond.ts writes it. */
+/** A reply that records what writeHead was given, as request/send.ts writes it. */
 function fakeReply(): { reply: FastifyReply; heads: unknown[][] } {
   const heads: unknown[][] = [];
   const raw = { writeHead: (_status: number, lines: unknown[]) => heads.push(lines), end: () => undefined };
   return { reply: { raw, hijack: () => undefined } as unknown as FastifyReply, heads };
 }
 
-describe('answers with CORS (http/respond.ts)', () => {
+describe('answers with CORS (request/send.ts)', () => {
   const policy = corsPolicy({ origins: ['*'], maxAgeSeconds: 600 });
 
   it("a cache entry's answers carry the lines before the per-answer headers; its shared lines stay as they were", () => {
