@@ -30,8 +30,11 @@
 // release. `redis.leases: false` turns leases off.
 import type { RedisClient } from '../redis/client.js';
 import { periodWindow, type Period } from './period.js';
+import { creditKeyTtlMs, QuotaKeys, RATE_KEY_TTL_MS } from './redis-keys.js';
 import type { Balance, QuotaDecision, QuotaOutcome, QuotaQuery, QuotaStore, Refund } from './types.js';
 import { RATE_WINDOW_MS, resetMsFrom, windowHoldsFrom } from './window.js';
+
+export { CREDIT_KEY_GRACE_MS, RATE_KEY_TTL_MS } from './redis-keys.js';
 
 /** A lease never takes more than 1/LEASE_SHARE of what the window or the balance has left. */
 export const LEASE_SHARE = 4;
@@ -47,19 +50,6 @@ export const LEASE_SWEEP_MS = 1_000;
  * skew between gateway hosts; a lease settled later bills nothing.
  */
 export const LEASE_GRACE_MS = 10_000;
-
-/**
- * How long a rate window's key outlives its last request in Redis. Only for clean-up: whether a
- * window holds is decided from the decision's clock (window.ts), so this only needs to be longer
- * than a window plus any clock skew between gateway hosts.
- */
-export const RATE_KEY_TTL_MS = 60_000;
-/**
- * A credit counter is kept this long past its period's end (as the deciding gateway sees it), so
- * that a gateway whose clock is behind still finds the period's spend, and a late refund finds
- * its period. A new period is a new key: an old counter is never read for it.
- */
-export const CREDIT_KEY_GRACE_MS = 3_600_000;
 
 /**
  * Lua that settles a lease, given where its parts are (KEYS[...], ARGV[...]): if the period's
@@ -269,6 +259,8 @@ export interface RedisQuotaOptions {
 
 export class RedisQuotaStore implements QuotaStore {
   readonly kind = 'redis';
+  /** Where the store keeps each account (redis-keys.ts). */
+  readonly keys: QuotaKeys;
   private readonly commands: QuotaCommands;
   private readonly pending = new Map<string, Batch>();
   private flushScheduled = false;
@@ -286,9 +278,10 @@ export class RedisQuotaStore implements QuotaStore {
 
   constructor(
     private readonly client: RedisClient,
-    private readonly prefix: string,
+    prefix: string,
     options: RedisQuotaOptions = {},
   ) {
+    this.keys = new QuotaKeys(prefix);
     client.defineCommand('egwQuotaDecide', { numberOfKeys: 6, lua: DECIDE_LUA });
     client.defineCommand('egwQuotaRefund', { numberOfKeys: 2, lua: REFUND_LUA });
     client.defineCommand('egwQuotaSettle', { numberOfKeys: 3, lua: SETTLE_LUA });
@@ -302,28 +295,6 @@ export class RedisQuotaStore implements QuotaStore {
    * lease once Redis answers again (billed only if Redis still holds its reservation).
    */
   private readonly connectionLost = (): void => void this.retire(Number.POSITIVE_INFINITY);
-
-  /**
-   * A hash since the window is kept with its start instant; named apart from the plain counter
-   * `:rate` that gateways before it wrote, so the two never meet as a WRONGTYPE during an upgrade.
-   */
-  rateKey(account: string): string {
-    return `${this.prefix}{${account}}:window`;
-  }
-
-  creditKey(account: string, periodId: string): string {
-    return `${this.prefix}{${account}}:credits:${periodId}`;
-  }
-
-  /** Bought credits: no period resets them, so the key never expires. */
-  topupKey(account: string): string {
-    return `${this.prefix}{${account}}:topup`;
-  }
-
-  /** Credits leases hold in a period, by lease. */
-  reservationsKey(account: string, periodId: string): string {
-    return `${this.prefix}{${account}}:leases:${periodId}`;
-  }
 
   /**
    * A request its account's lease covers is decided here and now, with no round trip. The others
@@ -375,18 +346,18 @@ export class RedisQuotaStore implements QuotaStore {
     if (this.leasing && !this.waiting.has(q.account)) this.waiting.set(q.account, []);
     this.commands
       .egwQuotaDecide(
-        this.rateKey(q.account),
-        this.creditKey(q.account, b.periodId),
-        this.topupKey(q.account),
-        this.reservationsKey(q.account, b.periodId),
-        this.creditKey(q.account, backPeriod),
-        this.reservationsKey(q.account, backPeriod),
+        this.keys.rate(q.account),
+        this.keys.credits(q.account, b.periodId),
+        this.keys.topup(q.account),
+        this.keys.reservations(q.account, b.periodId),
+        this.keys.credits(q.account, backPeriod),
+        this.keys.reservations(q.account, backPeriod),
         q.nowMs,
         q.rps,
         RATE_WINDOW_MS,
         RATE_KEY_TTL_MS,
         q.credits,
-        this.creditTtl(b.periodEndMs, q.nowMs),
+        creditKeyTtlMs(b.periodEndMs, q.nowMs),
         want,
         back?.windowStartMs ?? 0,
         back?.slots ?? 0,
@@ -439,10 +410,6 @@ export class RedisQuotaStore implements QuotaStore {
       if (d instanceof Promise) d.then(w.resolve, w.reject);
       else w.resolve(d);
     }
-  }
-
-  private creditTtl(periodEndMs: number, nowMs: number): number {
-    return Math.max(periodEndMs - nowMs, 1) + CREDIT_KEY_GRACE_MS;
   }
 
   /** Keeps what the script granted as the account's lease. */
@@ -505,13 +472,13 @@ export class RedisQuotaStore implements QuotaStore {
     if (s.id === '') return Promise.resolve();
     return this.commands
       .egwQuotaSettle(
-        this.creditKey(s.account, s.periodId),
-        this.topupKey(s.account),
-        this.reservationsKey(s.account, s.periodId),
+        this.keys.credits(s.account, s.periodId),
+        this.keys.topup(s.account),
+        this.keys.reservations(s.account, s.periodId),
         s.id,
         s.allowance,
         s.topup,
-        this.creditTtl(s.periodEndMs, this.now()),
+        creditKeyTtlMs(s.periodEndMs, this.now()),
       )
       .then(
         () => undefined,
@@ -554,12 +521,12 @@ export class RedisQuotaStore implements QuotaStore {
       lease.topup += r.fromTopup;
       return;
     }
-    await this.commands.egwQuotaRefund(this.creditKey(r.account, r.periodId), this.topupKey(r.account), toAllowance, r.fromTopup);
+    await this.commands.egwQuotaRefund(this.keys.credits(r.account, r.periodId), this.keys.topup(r.account), toAllowance, r.fromTopup);
     if (lease !== undefined) lease.free += lease.periodId === r.periodId ? r.amount : r.fromTopup;
   }
 
   async topUp(account: string, amount: number): Promise<number> {
-    const topup = await this.client.incrby(this.topupKey(account), amount);
+    const topup = await this.client.incrby(this.keys.topup(account), amount);
     const lease = this.leases.get(account);
     if (lease !== undefined) lease.free += amount;
     return topup - (lease === undefined ? 0 : lease.grantedTopup - lease.topup);
@@ -569,7 +536,7 @@ export class RedisQuotaStore implements QuotaStore {
   async balance(account: string, period: Period, nowMs: number): Promise<Balance> {
     const { id: periodId } = periodWindow(period, nowMs);
     // One slot: both keys share the account's hash tag.
-    const [spent, topup] = await this.client.mget(this.creditKey(account, periodId), this.topupKey(account));
+    const [spent, topup] = await this.client.mget(this.keys.credits(account, periodId), this.keys.topup(account));
     const lease = this.leases.get(account);
     const own = lease !== undefined && lease.periodId === periodId ? lease.grantedAllowance - lease.allowance : 0;
     const ownTopup = lease === undefined ? 0 : lease.grantedTopup - lease.topup;

@@ -1,0 +1,48 @@
+// Where the Redis quota store keeps an account, and for how long. Every key of an account shares
+// the hash tag {<account>}, so one script call may touch all of them, on Redis Cluster too. The
+// names are what running gateways have written: a change here is a migration.
+
+/**
+ * How long a rate window's key outlives its last request in Redis. Only for clean-up: whether a
+ * window holds is decided from the decision's clock (window.ts), so this only needs to be longer
+ * than a window plus any clock skew between gateway hosts.
+ */
+export const RATE_KEY_TTL_MS = 60_000;
+/**
+ * A credit counter is kept this long past its period's end (as the deciding gateway sees it), so
+ * that a gateway whose clock is behind still finds the period's spend, and a late refund finds
+ * its period. A new period is a new key: an old counter is never read for it.
+ */
+export const CREDIT_KEY_GRACE_MS = 3_600_000;
+
+/** The ttl a credit counter (and a period's reservations) gets when it has none: what is left of its period, plus the grace. */
+export function creditKeyTtlMs(periodEndMs: number, nowMs: number): number {
+  return Math.max(periodEndMs - nowMs, 1) + CREDIT_KEY_GRACE_MS;
+}
+
+export class QuotaKeys {
+  constructor(private readonly prefix: string) {}
+
+  /**
+   * A hash since the window is kept with its start instant; named apart from the plain counter
+   * `:rate` that gateways before it wrote, so the two never meet as a WRONGTYPE during an upgrade.
+   */
+  rate(account: string): string {
+    return `${this.prefix}{${account}}:window`;
+  }
+
+  /** Credits spent from the period's allowance. */
+  credits(account: string, periodId: string): string {
+    return `${this.prefix}{${account}}:credits:${periodId}`;
+  }
+
+  /** Bought credits: no period resets them, so the key never expires. */
+  topup(account: string): string {
+    return `${this.prefix}{${account}}:topup`;
+  }
+
+  /** Credits leases hold in a period, by lease. */
+  reservations(account: string, periodId: string): string {
+    return `${this.prefix}{${account}}:leases:${periodId}`;
+  }
+}
