@@ -32,14 +32,39 @@ export interface CacheEntry {
 /** Fixed per-entry overhead counted against cache.maxBytes: key, headers, object and LRU node. */
 export const ENTRY_OVERHEAD_BYTES = 512;
 
+/** A JSON-RPC call as its cache key reads it: the method and its canonical parameters (rpc/methods.ts CheckedCall). */
+export interface KeyedCall {
+  readonly method: string;
+  readonly params: readonly unknown[];
+}
+
 /**
- * One entry serves every API key (explorer data is public): the key is the chain, the upstream
- * path with its canonical query (the client's key is never part of it) and show-scam-tokens,
- * which changes token results.
+ * The key of a cache entry, built here and nowhere else. One entry serves every API key
+ * (explorer data is public): the key is the chain, then what was asked.
+ * - An upstream path with its canonical query (the client's key is never part of it) and
+ *   show-scam-tokens, which changes token results.
+ * - A JSON-RPC call: `rpc`, its method and its canonical parameters, one entry for the JSON-RPC
+ *   form and Etherscan's proxy form. An upstream path starts with `/`, so the two never meet.
  */
-export function cacheKey(chainId: string, upstreamPath: string, showScamTokens: string | undefined): string {
+export function cacheKey(chainId: string, upstreamPath: string, showScamTokens: string | undefined): string;
+export function cacheKey(chainId: string, call: KeyedCall): string;
+export function cacheKey(chainId: string, asked: string | KeyedCall, showScamTokens?: string): string {
   // The value is keyed exactly as it is forwarded: instances treat only "true" as true.
-  return `${chainId} ${upstreamPath} ${showScamTokens ?? ''}`;
+  if (typeof asked === 'string') return `${chainId} ${asked} ${showScamTokens ?? ''}`;
+  return `${chainId} rpc ${asked.method} ${canonicalJson(asked.params)}`;
+}
+
+/** Object keys sorted at every depth: one text per meaning, for cache keys. */
+export function canonicalJson(value: unknown): string {
+  // Most calls' parameters hold no object (addresses, tags, hashes): JSON.stringify as it is
+  // gives the same text, without a replacer called for every value (bench/results/2026-11-26-json-rpc.md).
+  if (Array.isArray(value) && value.every((v) => v === null || typeof v !== 'object')) return JSON.stringify(value);
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    const sorted: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
+    return sorted;
+  });
 }
 
 function hasNoStore(headers: UpstreamAnswer['headers']): boolean {

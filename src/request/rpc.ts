@@ -9,11 +9,11 @@
 // metrics per method); finish() then only writes the request's access line (ctx.perCall).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKey } from '../keys/ring.js';
-import type { CacheOutcome } from '../cache/policy.js';
+import { cacheKey, type CacheOutcome } from '../cache/policy.js';
 import { ERRORS, GatewayError } from '../http/errors.js';
 import { sendJson } from './send.js';
 import type { QuotaDecision } from '../quota/types.js';
-import { rpcCacheKey, rpcRouteName, type CheckedCall } from '../rpc/methods.js';
+import { rpcRouteName, type CheckedCall } from '../rpc/methods.js';
 import {
   answer,
   errorMember,
@@ -198,7 +198,7 @@ async function answerSlot(state: GatewayState, ctx: RequestContext, chain: Chain
     return;
   }
   const call: CheckedCall = outcome;
-  const key = rpcCacheKey(chain.id, call);
+  const key = cacheKey(chain.id, call);
   const ttl = rpcTtlSeconds(state.config.cache, call.method, call.freshness);
   const fresh = state.cache.peek(key, ttl, now);
   if (fresh) {

@@ -6,7 +6,6 @@
 import { LRUCache } from 'lru-cache';
 import { cacheKey } from '../cache/policy.js';
 import type { Config } from '../config/schema.js';
-import { rpcCacheKey } from '../rpc/methods.js';
 import { costOf, proxyCost, rpcTtlSeconds, ttlSecondsFor } from './settings.js';
 import { resolve, type Resolution } from './resolve.js';
 
@@ -87,7 +86,7 @@ export class Resolver {
         resolution,
         cost: proxyCost(this.config.costs, valid.route, call.method),
         ttlSeconds: rpcTtlSeconds(this.config.cache, call.method, call.freshness, valid.route),
-        cacheKey: rpcCacheKey(valid.chainId, call),
+        cacheKey: cacheKey(valid.chainId, call),
       };
     }
     return {

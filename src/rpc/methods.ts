@@ -4,8 +4,9 @@
 //
 // Canonical parameters are what is sent upstream and what the cache is keyed by: addresses and
 // hashes in lower case, quantities without leading zeros, the block tag a node assumes when it is
-// left out ("latest") written out, object keys sorted. Two clients asking the same thing in two
-// spellings then share one cache entry, and the explorer gets one spelling.
+// left out ("latest") written out; the key writes them with object keys sorted (cache/policy.ts
+// cacheKey). Two clients asking the same thing in two spellings then share one cache entry, and
+// the explorer gets one spelling.
 //
 // Blockscout answers eight of the methods itself and passes eight to its node with a fixed arity
 // (Explorer.EthRPC's @methods and @proxy_methods, apps/explorer/lib/explorer/eth_rpc.ex): the
@@ -298,22 +299,4 @@ export function checkCall(method: RpcMethod, raw: unknown): CallCheck {
     if (err instanceof Invalid) return { invalid: err.message };
     throw err;
   }
-}
-
-/** Object keys sorted at every depth: one text per meaning, for cache keys. */
-export function canonicalJson(value: unknown): string {
-  // Most calls' parameters hold no object (addresses, tags, hashes): JSON.stringify as it is
-  // gives the same text, without a replacer called for every value (bench/results/2026-11-26-json-rpc.md).
-  if (Array.isArray(value) && value.every((v) => v === null || typeof v !== 'object')) return JSON.stringify(value);
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-    const sorted: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
-    return sorted;
-  });
-}
-
-/** The cache key of a call on a chain: one entry for the JSON-RPC form and Etherscan's proxy form. */
-export function rpcCacheKey(chainId: string, call: CheckedCall): string {
-  return `${chainId} rpc ${call.method} ${canonicalJson(call.params)}`;
 }

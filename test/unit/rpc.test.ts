@@ -1,7 +1,8 @@
 // JSON-RPC as the gateway reads it (src/rpc/): bodies, the 16 methods' parameters made canonical,
 // freshness, answers re-addressed, and Etherscan's proxy actions translated. Pure logic.
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, checkCall, rpcCacheKey, RPC_METHODS, type CheckedCall } from '../../src/rpc/methods.js';
+import { cacheKey, canonicalJson } from '../../src/cache/policy.js';
+import { checkCall, RPC_METHODS, type CheckedCall } from '../../src/rpc/methods.js';
 import { answer, parseBody, upstreamMember } from '../../src/rpc/protocol.js';
 import { proxyCall } from '../../src/rpc/proxy.js';
 
@@ -105,8 +106,9 @@ describe('checkCall', () => {
   it('keys two spellings of one call the same, and other chains apart', () => {
     const one = checked(checkCall('eth_call', [{ to: A, data: '0xab' }, 'latest']));
     const two = checked(checkCall('eth_call', [{ data: '0xAB', to: a }]));
-    expect(rpcCacheKey('1', one)).toBe(rpcCacheKey('1', two));
-    expect(rpcCacheKey('1', one)).not.toBe(rpcCacheKey('100', one));
+    expect(cacheKey('1', one)).toBe(cacheKey('1', two));
+    expect(cacheKey('1', one)).not.toBe(cacheKey('100', one));
+    expect(cacheKey('1', one)).toBe(`1 rpc eth_call [{"data":"0xab","to":"${a}"},"latest"]`);
   });
 });
 
