@@ -4,8 +4,6 @@ import { z } from 'zod';
 import { RESERVED_CHAIN_IDS } from '../routes/resolve.js';
 import { closestRouteNames, ROUTE_NAMES } from '../routes/table.js';
 
-/** A route of the table (routes/table.ts): what `costs.routes` and `cache.ttlSeconds` are keyed by. */
-export type RouteName = string;
 const KNOWN_ROUTES: ReadonlySet<string> = new Set(ROUTE_NAMES);
 
 const positiveInt = (what = 'a positive integer') =>

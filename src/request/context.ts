@@ -4,7 +4,7 @@
 // waited on it, through the cache's result, never into another request's context.
 import type { ApiKey } from '../keys/ring.js';
 import type { CacheOutcome } from '../cache/policy.js';
-import type { RouteName } from '../config/schema.js';
+import type { RouteName } from '../routes/table.js';
 import type { QuotaDecision } from '../quota/types.js';
 
 export class RequestContext {

@@ -5,8 +5,7 @@
 // Resolver.
 import { LRUCache } from 'lru-cache';
 import { cacheKey } from '../cache/policy.js';
-import type { Config } from '../config/schema.js';
-import { costOf, proxyCost, rpcTtlSeconds, ttlSecondsFor } from './settings.js';
+import { costOf, proxyCost, rpcTtlSeconds, ttlSecondsFor, type CostSettings, type TtlSettings } from './settings.js';
 import { resolve, type Resolution } from './resolve.js';
 
 export const RESOLUTION_MEMO_ENTRIES = 10_000;
@@ -65,7 +64,7 @@ export class Resolver {
 
   constructor(
     private readonly chains: { has(id: string): boolean },
-    private readonly config: Pick<Config, 'costs' | 'cache'>,
+    private readonly config: { readonly costs: CostSettings; readonly cache: TtlSettings },
   ) {}
 
   resolve(url: string): Resolved {

@@ -261,6 +261,12 @@ function build(): readonly RouteSpec[] {
 export const ROUTE_TABLE: readonly RouteSpec[] = build();
 export const ROUTE_NAMES: readonly string[] = ROUTE_TABLE.map((r) => r.name);
 
+/**
+ * A route of the table: what `costs.routes` and `cache.ttlSeconds` are keyed by (config/schema.ts
+ * checks them against ROUTE_NAMES), and what usage rows and metrics name.
+ */
+export type RouteName = string;
+
 const BY_NAME: ReadonlyMap<string, RouteSpec> = new Map(ROUTE_TABLE.map((r) => [r.name, r]));
 
 export function routeByName(name: string): RouteSpec | undefined {

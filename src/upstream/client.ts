@@ -7,7 +7,6 @@
 import { connect } from 'node:net';
 import { Pool, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ChainConfig } from '../config/schema.js';
 import { passableHeaders } from '../http/headers.js';
 import { classify, DeadlinePassed, UpstreamFailure } from './failures.js';
 
@@ -80,13 +79,23 @@ interface Target {
   reachable: boolean | undefined;
 }
 
+/** What a chain's pools are made from: the parts read here of its entry in `chains` (config/schema.ts chainSchema). */
+export interface ChainTarget {
+  /** Base URLs, tried in this order when a connection cannot be made. */
+  readonly upstreams: readonly string[];
+  /** Sent upstream as `apikey`; undefined or empty for none. */
+  readonly upstreamApiKey?: string | undefined;
+  readonly timeoutMs: number;
+  readonly maxResponseBytes: number;
+}
+
 export class ChainUpstreams {
   private readonly targets: Target[];
   readonly timeoutMs: number;
   private readonly apiKeyParam: string;
 
   constructor(
-    chain: ChainConfig,
+    chain: ChainTarget,
     private readonly now: () => number = Date.now,
   ) {
     this.timeoutMs = chain.timeoutMs;
