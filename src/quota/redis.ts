@@ -29,27 +29,30 @@
 // its reservation as spent, and one of them may refuse a request for credits the lease will
 // release. `redis.leases: false` turns leases off.
 import type { RedisClient } from '../redis/client.js';
-import { periodWindow, type Period } from './period.js';
+import { periodWindow, type Period, type PeriodWindow } from './period.js';
+import {
+  covers,
+  emptyLease,
+  giveBack,
+  LEASE_MIN_REQUESTS,
+  LEASE_SHARE,
+  LEASE_SWEEP_MS,
+  leaseDeadlineMs,
+  leaseOver,
+  renew,
+  settlement,
+  spend,
+  wantedSlots,
+  type Grant,
+  type Lease,
+  type Settlement,
+} from './lease.js';
 import { creditKeyTtlMs, QuotaKeys, RATE_KEY_TTL_MS } from './redis-keys.js';
 import type { Balance, QuotaDecision, QuotaOutcome, QuotaQuery, QuotaStore, Refund } from './types.js';
-import { RATE_WINDOW_MS, resetMsFrom, windowHoldsFrom } from './window.js';
+import { RATE_WINDOW_MS } from './window.js';
 
+export { LEASE_GRACE_MS, LEASE_MAX_REQUESTS, LEASE_MIN_REQUESTS, LEASE_SHARE, LEASE_SWEEP_MS } from './lease.js';
 export { CREDIT_KEY_GRACE_MS, RATE_KEY_TTL_MS } from './redis-keys.js';
-
-/** A lease never takes more than 1/LEASE_SHARE of what the window or the balance has left. */
-export const LEASE_SHARE = 4;
-/** Nor less than this many requests: a key with less room left is decided in Redis, request by request. */
-export const LEASE_MIN_REQUESTS = 16;
-/** Nor more than this many: a lease doubles while its process keeps using it, up to here. */
-export const LEASE_MAX_REQUESTS = 65_536;
-/** How often leases of quiet accounts are settled. */
-export const LEASE_SWEEP_MS = 1_000;
-/**
- * A reservation lapses this long after its lease's window ends (by the deciding clocks): long
- * enough for its holder to settle it (within LEASE_SWEEP_MS, or when Redis is back) and for clock
- * skew between gateway hosts; a lease settled later bills nothing.
- */
-export const LEASE_GRACE_MS = 10_000;
 
 /**
  * Lua that settles a lease, given where its parts are (KEYS[...], ARGV[...]): if the period's
@@ -228,26 +231,9 @@ let stores = 0;
 interface Batch {
   /** The first request's query: its clock reading stands for the batch (one event-loop turn). */
   query: QuotaQuery;
-  periodId: string;
-  periodStartMs: number;
-  periodEndMs: number;
+  period: PeriodWindow;
   costs: number[];
   waiters: { resolve: (d: QuotaDecision) => void; reject: (e: unknown) => void }[];
-}
-
-/** A lease on its way to being settled: what it spent, and the slots it did not use. */
-interface Settlement {
-  account: string;
-  /** '' for a lease of slots only, which holds no reservation. */
-  id: string;
-  periodId: string;
-  /** Spent from the period's allowance and from bought credits. */
-  allowance: number;
-  topup: number;
-  windowStartMs: number;
-  slots: number;
-  /** When the lease's period ends: the credit key's expiry if the settlement has to create it. */
-  periodEndMs: number;
 }
 
 export interface RedisQuotaOptions {
@@ -313,7 +299,7 @@ export class RedisQuotaStore implements QuotaStore {
     const id = `${q.account}|${period.id}|${q.rps}|${q.credits}`;
     let batch = this.pending.get(id);
     if (!batch) {
-      batch = { query: q, periodId: period.id, periodStartMs: period.startMs, periodEndMs: period.endMs, costs: [], waiters: [] };
+      batch = { query: q, period, costs: [], waiters: [] };
       this.pending.set(id, batch);
       if (!this.flushScheduled) {
         this.flushScheduled = true;
@@ -337,19 +323,16 @@ export class RedisQuotaStore implements QuotaStore {
     // The lease rides along to be settled before the batch is decided; a new one is asked for,
     // larger, if this process keeps deciding for the account.
     const back = lease === undefined ? undefined : settlement(lease);
-    const current = lease !== undefined && windowHoldsFrom(lease.windowStartMs, q.nowMs);
-    const decidedBefore = current ? lease.decided : 0;
-    const hot = this.leasing && !this.closed && (b.costs.length > 1 || current);
-    const want = hot ? Math.min(Math.max(2 * (decidedBefore + b.costs.length), LEASE_MIN_REQUESTS), LEASE_MAX_REQUESTS) : 0;
+    const want = this.leasing && !this.closed ? wantedSlots(lease, b.costs.length, q.nowMs) : 0;
     const leaseId = want > 0 ? `${this.storeId}.${(this.leaseIds++).toString(36)}` : '';
-    const backPeriod = back?.periodId ?? b.periodId;
+    const backPeriod = back?.periodId ?? b.period.id;
     if (this.leasing && !this.waiting.has(q.account)) this.waiting.set(q.account, []);
     this.commands
       .egwQuotaDecide(
         this.keys.rate(q.account),
-        this.keys.credits(q.account, b.periodId),
+        this.keys.credits(q.account, b.period.id),
         this.keys.topup(q.account),
-        this.keys.reservations(q.account, b.periodId),
+        this.keys.reservations(q.account, b.period.id),
         this.keys.credits(q.account, backPeriod),
         this.keys.reservations(q.account, backPeriod),
         q.nowMs,
@@ -357,7 +340,7 @@ export class RedisQuotaStore implements QuotaStore {
         RATE_WINDOW_MS,
         RATE_KEY_TTL_MS,
         q.credits,
-        creditKeyTtlMs(b.periodEndMs, q.nowMs),
+        creditKeyTtlMs(b.period.endMs, q.nowMs),
         want,
         back?.windowStartMs ?? 0,
         back?.slots ?? 0,
@@ -365,7 +348,7 @@ export class RedisQuotaStore implements QuotaStore {
         back?.allowance ?? 0,
         back?.topup ?? 0,
         leaseId,
-        Math.floor(q.nowMs) + RATE_WINDOW_MS + LEASE_GRACE_MS,
+        leaseDeadlineMs(q.nowMs),
         ...b.costs,
       )
       .then(
@@ -382,7 +365,7 @@ export class RedisQuotaStore implements QuotaStore {
               credits: balance,
               billed: result === 'ok' ? cost : 0,
               fromTopup,
-              periodId: b.periodId,
+              periodId: b.period.id,
             });
           });
           if (this.leasing) this.install(b, leaseId, reply.slice(b.costs.length * PER_REQUEST));
@@ -415,28 +398,11 @@ export class RedisQuotaStore implements QuotaStore {
   /** Keeps what the script granted as the account's lease. */
   private install(b: Batch, leaseId: string, granted: number[]): void {
     const [windowStartMs = 0, slots = 0, allowance = 0, topup = 0, count = 0, free = 0] = granted;
+    const grant: Grant = { windowStartMs, slots, allowance, topup, count, free };
     const q = b.query;
     let lease = this.leases.get(q.account);
     if (lease === undefined) {
-      lease = {
-        account: q.account,
-        rps: q.rps,
-        credits: q.credits,
-        period: q.period,
-        windowStartMs,
-        slots: 0,
-        decided: 0,
-        id: '',
-        periodId: b.periodId,
-        periodStartMs: 0,
-        periodEndMs: 0,
-        allowance: 0,
-        topup: 0,
-        grantedAllowance: 0,
-        grantedTopup: 0,
-        count,
-        free,
-      };
+      lease = emptyLease(q.account, q, b.period.id, windowStartMs);
       this.leases.set(q.account, lease);
       // Armed with the first lease: a store that never leases keeps no timer and no listener.
       if (this.sweeper === undefined) {
@@ -444,26 +410,8 @@ export class RedisQuotaStore implements QuotaStore {
         this.client.on('close', this.connectionLost);
       }
     }
-    const sameWindow = lease.windowStartMs === windowStartMs;
-    const samePlan = lease.periodId === b.periodId && lease.rps === q.rps && lease.credits === q.credits && lease.period === q.period;
-    // A lease another call was granted meanwhile is settled: one reservation per lease. Its
-    // unused slots stay with the account's lease if they belong to the same window.
-    const before = settlement(lease);
-    void this.sendSettlement(before);
-    lease.decided = (sameWindow ? lease.decided : 0) + b.costs.length;
-    lease.windowStartMs = windowStartMs;
-    lease.rps = q.rps;
-    lease.credits = q.credits;
-    lease.period = q.period;
-    lease.periodId = b.periodId;
-    lease.periodStartMs = b.periodStartMs;
-    lease.periodEndMs = b.periodEndMs;
-    lease.slots = slots + (sameWindow && samePlan ? before.slots : 0);
-    lease.id = allowance + topup > 0 ? leaseId : '';
-    lease.allowance = lease.grantedAllowance = allowance;
-    lease.topup = lease.grantedTopup = topup;
-    lease.count = count;
-    lease.free = free;
+    // A lease another call was granted meanwhile is settled (renew): one reservation per lease.
+    void this.sendSettlement(renew(lease, q, b.period, b.costs.length, grant, leaseId));
     if (this.closed) void this.sendSettlement(settlement(lease));
   }
 
@@ -489,7 +437,7 @@ export class RedisQuotaStore implements QuotaStore {
   /** Retires every lease whose window is over at `nowMs` (all of them for +Infinity): its settlement is owed. */
   private retire(nowMs: number): void {
     for (const [account, lease] of this.leases) {
-      if (windowHoldsFrom(lease.windowStartMs, nowMs) && nowMs < lease.periodEndMs) continue;
+      if (!leaseOver(lease, nowMs)) continue;
       if (lease.id !== '') this.owed.push(settlement(lease));
       this.leases.delete(account);
     }
@@ -510,18 +458,13 @@ export class RedisQuotaStore implements QuotaStore {
   /** A refund of a request this process's lease decided goes back into the lease (it is not billed yet). */
   async refund(r: Refund): Promise<void> {
     const lease = this.leases.get(r.account);
-    const toAllowance = r.amount - r.fromTopup;
-    if (
-      lease !== undefined &&
-      lease.periodId === r.periodId &&
-      lease.grantedAllowance - lease.allowance >= toAllowance &&
-      lease.grantedTopup - lease.topup >= r.fromTopup
-    ) {
-      lease.allowance += toAllowance;
-      lease.topup += r.fromTopup;
-      return;
-    }
-    await this.commands.egwQuotaRefund(this.keys.credits(r.account, r.periodId), this.keys.topup(r.account), toAllowance, r.fromTopup);
+    if (lease !== undefined && giveBack(lease, r)) return;
+    await this.commands.egwQuotaRefund(
+      this.keys.credits(r.account, r.periodId),
+      this.keys.topup(r.account),
+      r.amount - r.fromTopup,
+      r.fromTopup,
+    );
     if (lease !== undefined) lease.free += lease.periodId === r.periodId ? r.amount : r.fromTopup;
   }
 
@@ -550,85 +493,4 @@ export class RedisQuotaStore implements QuotaStore {
     this.client.off('close', this.connectionLost);
     await this.sweep(Number.POSITIVE_INFINITY);
   }
-}
-
-/**
- * What one process may decide alone for an account: request slots of one rate window (counted in
- * Redis) and credits of one period (reserved in Redis, billed when settled).
- */
-interface Lease {
-  readonly account: string;
-  rps: number;
-  credits: number;
-  period: Period;
-  windowStartMs: number;
-  /** Request slots left. */
-  slots: number;
-  /** Requests this process decided for the account in this window, to size the next lease. */
-  decided: number;
-  /** The reservation's id in Redis; '' when the lease holds no credits. */
-  id: string;
-  periodId: string;
-  periodStartMs: number;
-  periodEndMs: number;
-  /** Credits left, from the period's allowance and from bought credits, and what was granted. */
-  allowance: number;
-  topup: number;
-  grantedAllowance: number;
-  grantedTopup: number;
-  /** The window's count in Redis after the grant, this lease's slots included. */
-  count: number;
-  /** The balance Redis had left after the grant, besides every reservation. */
-  free: number;
-}
-
-function covers(l: Lease, q: QuotaQuery): boolean {
-  return (
-    l.slots > 0 &&
-    l.allowance + l.topup >= q.cost &&
-    q.nowMs < l.windowStartMs + RATE_WINDOW_MS &&
-    q.nowMs >= l.windowStartMs &&
-    q.nowMs >= l.periodStartMs &&
-    q.nowMs < l.periodEndMs &&
-    l.rps === q.rps &&
-    l.credits === q.credits &&
-    l.period === q.period
-  );
-}
-
-/** The decision the script would have taken for the next request of the window: the lease's slots are next in it. */
-function spend(l: Lease, q: QuotaQuery): QuotaDecision {
-  l.slots--;
-  l.decided++;
-  const fromAllowance = Math.min(q.cost, l.allowance);
-  const fromTopup = q.cost - fromAllowance;
-  l.allowance -= fromAllowance;
-  l.topup -= fromTopup;
-  return {
-    outcome: 'ok',
-    rateRemaining: Math.max(q.rps - (l.count - l.slots), 0),
-    rateResetMs: resetMsFrom(l.windowStartMs, q.nowMs),
-    credits: l.free + l.allowance + l.topup,
-    billed: q.cost,
-    fromTopup,
-    periodId: l.periodId,
-  };
-}
-
-/** Takes a lease's state out of it to settle it: the lease is left empty. */
-function settlement(l: Lease): Settlement {
-  const s = {
-    account: l.account,
-    id: l.id,
-    periodId: l.periodId,
-    allowance: l.grantedAllowance - l.allowance,
-    topup: l.grantedTopup - l.topup,
-    windowStartMs: l.windowStartMs,
-    slots: l.slots,
-    periodEndMs: l.periodEndMs,
-  };
-  l.id = '';
-  l.slots = 0;
-  l.allowance = l.topup = l.grantedAllowance = l.grantedTopup = 0;
-  return s;
 }

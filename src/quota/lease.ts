@@ -1,0 +1,227 @@
+// Leases of the Redis quota store, as pure logic: what a lease covers, how a request is decided
+// from it, what its settlement bills, how large the next one should be and how a new grant
+// replaces the last one. No Redis here: redis.ts's head explains why leases exist and what they
+// cost, the decision script (redis-scripts.ts) grants and settles them, and the store (redis.ts)
+// keeps one per account and sends what this file computes.
+import type { Period, PeriodWindow } from './period.js';
+import type { QuotaDecision, QuotaQuery, Refund } from './types.js';
+import { RATE_WINDOW_MS, resetMsFrom, windowHoldsFrom } from './window.js';
+
+/** A lease never takes more than 1/LEASE_SHARE of what the window or the balance has left. */
+export const LEASE_SHARE = 4;
+/** Nor less than this many requests: a key with less room left is decided in Redis, request by request. */
+export const LEASE_MIN_REQUESTS = 16;
+/** Nor more than this many: a lease doubles while its process keeps using it, up to here. */
+export const LEASE_MAX_REQUESTS = 65_536;
+/** How often leases of quiet accounts are settled. */
+export const LEASE_SWEEP_MS = 1_000;
+/**
+ * A reservation lapses this long after its lease's window ends (by the deciding clocks): long
+ * enough for its holder to settle it (within LEASE_SWEEP_MS, or when Redis is back) and for clock
+ * skew between gateway hosts; a lease settled later bills nothing.
+ */
+export const LEASE_GRACE_MS = 10_000;
+
+/**
+ * What one process may decide alone for an account: request slots of one rate window (counted in
+ * Redis) and credits of one period (reserved in Redis, billed when settled).
+ */
+export interface Lease {
+  readonly account: string;
+  rps: number;
+  credits: number;
+  period: Period;
+  windowStartMs: number;
+  /** Request slots left. */
+  slots: number;
+  /** Requests this process decided for the account in this window, to size the next lease. */
+  decided: number;
+  /** The reservation's id in Redis; '' when the lease holds no credits. */
+  id: string;
+  periodId: string;
+  periodStartMs: number;
+  periodEndMs: number;
+  /** Credits left, from the period's allowance and from bought credits, and what was granted. */
+  allowance: number;
+  topup: number;
+  grantedAllowance: number;
+  grantedTopup: number;
+  /** The window's count in Redis after the grant, this lease's slots included. */
+  count: number;
+  /** The balance Redis had left after the grant, besides every reservation. */
+  free: number;
+}
+
+/** A lease on its way to being settled: what it spent, and the slots it did not use. */
+export interface Settlement {
+  account: string;
+  /** '' for a lease of slots only, which holds no reservation. */
+  id: string;
+  periodId: string;
+  /** Spent from the period's allowance and from bought credits. */
+  allowance: number;
+  topup: number;
+  windowStartMs: number;
+  slots: number;
+  /** When the lease's period ends: the credit key's expiry if the settlement has to create it. */
+  periodEndMs: number;
+}
+
+/** What the decision script granted, after deciding a call's requests. */
+export interface Grant {
+  /** The start of the window the call's requests were decided in. */
+  windowStartMs: number;
+  /** Request slots of that window, counted in Redis already; 0 for no lease. */
+  slots: number;
+  /** Credits reserved, from the period's allowance and from bought credits. */
+  allowance: number;
+  topup: number;
+  /** The window's count after the grant, its slots included. */
+  count: number;
+  /** The balance left besides every reservation, this one included. */
+  free: number;
+}
+
+/** The plan a call was decided under: a lease serves only requests of the same plan and period. */
+export interface LeaseTerms {
+  rps: number;
+  credits: number;
+  period: Period;
+}
+
+/** Whether the lease decides `q` here and now: a slot and the credits are left, and the window, the period and the plan are the lease's. */
+export function covers(l: Lease, q: QuotaQuery): boolean {
+  return (
+    l.slots > 0 &&
+    l.allowance + l.topup >= q.cost &&
+    q.nowMs < l.windowStartMs + RATE_WINDOW_MS &&
+    q.nowMs >= l.windowStartMs &&
+    q.nowMs >= l.periodStartMs &&
+    q.nowMs < l.periodEndMs &&
+    l.rps === q.rps &&
+    l.credits === q.credits &&
+    l.period === q.period
+  );
+}
+
+/** The decision the script would have taken for the next request of the window: the lease's slots are next in it. */
+export function spend(l: Lease, q: QuotaQuery): QuotaDecision {
+  l.slots--;
+  l.decided++;
+  const fromAllowance = Math.min(q.cost, l.allowance);
+  const fromTopup = q.cost - fromAllowance;
+  l.allowance -= fromAllowance;
+  l.topup -= fromTopup;
+  return {
+    outcome: 'ok',
+    rateRemaining: Math.max(q.rps - (l.count - l.slots), 0),
+    rateResetMs: resetMsFrom(l.windowStartMs, q.nowMs),
+    credits: l.free + l.allowance + l.topup,
+    billed: q.cost,
+    fromTopup,
+    periodId: l.periodId,
+  };
+}
+
+/** Takes a lease's state out of it to settle it: the lease is left empty. */
+export function settlement(l: Lease): Settlement {
+  const s = {
+    account: l.account,
+    id: l.id,
+    periodId: l.periodId,
+    allowance: l.grantedAllowance - l.allowance,
+    topup: l.grantedTopup - l.topup,
+    windowStartMs: l.windowStartMs,
+    slots: l.slots,
+    periodEndMs: l.periodEndMs,
+  };
+  l.id = '';
+  l.slots = 0;
+  l.allowance = l.topup = l.grantedAllowance = l.grantedTopup = 0;
+  return s;
+}
+
+/**
+ * The request slots to ask for with a call that decides `n` requests at `nowMs`: none for a key
+ * that is not busy (one request, and no lease of the current window), else twice what this
+ * process decided in the window with them, within LEASE_MIN_REQUESTS and LEASE_MAX_REQUESTS.
+ */
+export function wantedSlots(l: Lease | undefined, n: number, nowMs: number): number {
+  const current = l !== undefined && windowHoldsFrom(l.windowStartMs, nowMs);
+  if (n <= 1 && !current) return 0;
+  const decidedBefore = current ? l.decided : 0;
+  return Math.min(Math.max(2 * (decidedBefore + n), LEASE_MIN_REQUESTS), LEASE_MAX_REQUESTS);
+}
+
+/** When Redis lets the reservation of a lease granted at `nowMs` lapse if nobody settles it. */
+export function leaseDeadlineMs(nowMs: number): number {
+  return Math.floor(nowMs) + RATE_WINDOW_MS + LEASE_GRACE_MS;
+}
+
+/** Whether the lease is over at `nowMs` (any instant for +Infinity): its window or its period ended. */
+export function leaseOver(l: Lease, nowMs: number): boolean {
+  return !(windowHoldsFrom(l.windowStartMs, nowMs) && nowMs < l.periodEndMs);
+}
+
+/** An account's lease before its first grant: renew fills it. */
+export function emptyLease(account: string, terms: LeaseTerms, periodId: string, windowStartMs: number): Lease {
+  return {
+    account,
+    rps: terms.rps,
+    credits: terms.credits,
+    period: terms.period,
+    windowStartMs,
+    slots: 0,
+    decided: 0,
+    id: '',
+    periodId,
+    periodStartMs: 0,
+    periodEndMs: 0,
+    allowance: 0,
+    topup: 0,
+    grantedAllowance: 0,
+    grantedTopup: 0,
+    count: 0,
+    free: 0,
+  };
+}
+
+/**
+ * Makes `l` what the script granted (`grant`, reserved under `leaseId`) to a call that decided
+ * `decided` requests under `terms` in `period`. Returns the settlement of what `l` held before: a
+ * lease another call was granted meanwhile is settled, one reservation per lease. Its unused
+ * slots stay with the account's lease if they belong to the same window.
+ */
+export function renew(l: Lease, terms: LeaseTerms, period: PeriodWindow, decided: number, grant: Grant, leaseId: string): Settlement {
+  const sameWindow = l.windowStartMs === grant.windowStartMs;
+  const samePlan = l.periodId === period.id && l.rps === terms.rps && l.credits === terms.credits && l.period === terms.period;
+  const before = settlement(l);
+  l.decided = (sameWindow ? l.decided : 0) + decided;
+  l.windowStartMs = grant.windowStartMs;
+  l.rps = terms.rps;
+  l.credits = terms.credits;
+  l.period = terms.period;
+  l.periodId = period.id;
+  l.periodStartMs = period.startMs;
+  l.periodEndMs = period.endMs;
+  l.slots = grant.slots + (sameWindow && samePlan ? before.slots : 0);
+  l.id = grant.allowance + grant.topup > 0 ? leaseId : '';
+  l.allowance = l.grantedAllowance = grant.allowance;
+  l.topup = l.grantedTopup = grant.topup;
+  l.count = grant.count;
+  l.free = grant.free;
+  return before;
+}
+
+/**
+ * Gives a refund back into the lease when the lease decided what it refunds (it is not billed
+ * yet): the same period, and no more than the lease spent from each bucket. False when it
+ * belongs in Redis.
+ */
+export function giveBack(l: Lease, r: Refund): boolean {
+  const toAllowance = r.amount - r.fromTopup;
+  if (l.periodId !== r.periodId || l.grantedAllowance - l.allowance < toAllowance || l.grantedTopup - l.topup < r.fromTopup) return false;
+  l.allowance += toAllowance;
+  l.topup += r.fromTopup;
+  return true;
+}
