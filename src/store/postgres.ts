@@ -1,0 +1,752 @@
+// The store shared by every gateway host of one PostgreSQL database: run-time keys, the audit
+// trail, usage rows, and the quota ledgers when the gateway has no Redis (store/open.ts). Through
+// node-postgres (https://node-postgres.com/): a pool for the records, and one client of its own
+// that LISTENs for key changes.
+//
+// Every table lives in one PostgreSQL schema (`public` unless told otherwise), created and
+// migrated by the gateway itself, lazily: the first call of any method runs the migration, every
+// call awaits it, and one that failed (the database down) is tried again by the next call. So a
+// gateway whose database is down at start still starts, and its calls reject until it is back.
+//
+// A database that does not answer never holds a caller up: a new connection gives up after
+// CONNECT_TIMEOUT_MS, a statement after STATEMENT_TIMEOUT_MS (server side, statement_timeout)
+// or QUERY_TIMEOUT_MS (client side, for a server that stopped answering altogether); a connection
+// that fails while idle in the pool is logged and dropped, never an uncaught error
+// (https://node-postgres.com/apis/pool#error).
+//
+// No secret is ever stored, by construction: a record is written column by column, so a
+// property the caller's object carries beyond KeyRecord's fields never reaches the database (as
+// sqlite.ts does with `toRow`).
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import type { ClientConfig, PoolClient, PoolConfig } from 'pg';
+import { dayStartMs } from './day.js';
+import type {
+  AuditEntry,
+  AuditStore,
+  KeyRecord,
+  KeyStore,
+  LedgerRow,
+  LedgerStore,
+  Storage,
+  UsageCounts,
+  UsageQuery,
+  UsageRow,
+  UsageStore,
+} from './types.js';
+
+/** The newest schema version this code writes and reads: the number of MIGRATIONS. */
+export const POSTGRES_SCHEMA_VERSION = 1;
+
+/** A new connection that is not up by then fails (the pool's connectionTimeoutMillis). */
+const CONNECT_TIMEOUT_MS = 2_000;
+/** The server cancels a statement running longer (https://www.postgresql.org/docs/current/runtime-config-client.html#GUC-STATEMENT-TIMEOUT). */
+const STATEMENT_TIMEOUT_MS = 5_000;
+/** The client gives up on an answer that has not come by then: a server that stopped answering cannot cancel anything. */
+const QUERY_TIMEOUT_MS = 6_000;
+/**
+ * The server ends a session left idle inside a transaction that long, releasing its locks: a
+ * gateway that stalls mid-transaction never blocks the others for longer
+ * (https://www.postgresql.org/docs/current/runtime-config-client.html#GUC-IDLE-IN-TRANSACTION-SESSION-TIMEOUT).
+ */
+const IDLE_IN_TRANSACTION_MS = 10_000;
+/** ping()'s own, shorter bound: /readyz answers quickly either way. */
+const PING_TIMEOUT_MS = 2_000;
+/** How long a usage batch's id is remembered, ms: far longer than a retry takes to follow (as sqlite.ts). */
+const BATCH_MEMORY_MS = 3_600_000;
+/** The listener's reconnection delays: the first, doubling up to the last. */
+const LISTEN_RETRY_FIRST_MS = 100;
+const LISTEN_RETRY_MAX_MS = 2_000;
+/**
+ * How often the listener asks its connection a `SELECT 1`. A connection that died without a word
+ * (a host or a network gone, no TCP reset) is otherwise noticed only by TCP keepalive, minutes
+ * later; meanwhile every notice would be lost without a resync.
+ */
+const LISTEN_HEARTBEAT_MS = 10_000;
+
+/**
+ * Each step brings the schema from the version before it to its own (index + 1), in the
+ * migration's transaction. A later gateway appends steps; it never edits one that shipped.
+ *
+ * Text columns that are ordered or compared (ids, names, days' rows) use the "C" collation:
+ * byte order, which is the order of code points, as the other backends sort; the database's
+ * default collation may be a locale's, which orders punctuation and case otherwise
+ * (https://www.postgresql.org/docs/current/collation.html).
+ */
+const MIGRATIONS: readonly ((s: string) => string)[] = [
+  (s) => `
+CREATE TABLE ${s}.keys (
+  id text COLLATE "C" NOT NULL,
+  name text COLLATE "C" NOT NULL,
+  owner text,
+  plan text NOT NULL,
+  chains text[], -- the allow-list of chain ids; NULL: every chain
+  status text NOT NULL CHECK (status IN ('active', 'disabled')),
+  expires_at bigint,
+  created_at bigint NOT NULL,
+  prefix text NOT NULL,
+  digest text NOT NULL,
+  previous_digest text, -- with previous_until: the secret a roll replaced; both NULL when none
+  previous_until bigint,
+  CONSTRAINT keys_pkey PRIMARY KEY (id),
+  CONSTRAINT keys_name_key UNIQUE (name),
+  CHECK ((previous_digest IS NULL) = (previous_until IS NULL))
+);
+
+-- id: the order of insertion, for entries of one instant.
+CREATE TABLE ${s}.audit (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  at bigint NOT NULL,
+  action text NOT NULL,
+  key_id text COLLATE "C" NOT NULL,
+  before json, -- json, not jsonb: kept as written, keys in their order
+  after json
+);
+CREATE INDEX audit_at ON ${s}.audit (at, id);
+CREATE INDEX audit_key_at ON ${s}.audit (key_id, at, id);
+
+CREATE TABLE ${s}.usage (
+  day date NOT NULL,
+  key_id text COLLATE "C" NOT NULL,
+  chain text COLLATE "C" NOT NULL,
+  route text COLLATE "C" NOT NULL,
+  requests bigint NOT NULL,
+  credits bigint NOT NULL,
+  cache_hits bigint NOT NULL,
+  refused bigint NOT NULL,
+  errors bigint NOT NULL,
+  PRIMARY KEY (day, key_id, chain, route)
+);
+-- /usage of some keys over a range of days; a range of days alone is the primary key's.
+CREATE INDEX usage_key_day ON ${s}.usage (key_id, day);
+
+CREATE TABLE ${s}.usage_batches (
+  id text PRIMARY KEY,
+  at bigint NOT NULL
+);
+CREATE INDEX usage_batches_at ON ${s}.usage_batches (at);
+
+CREATE TABLE ${s}.ledgers (
+  account text COLLATE "C" PRIMARY KEY,
+  period_id text NOT NULL,
+  spent bigint NOT NULL,
+  topup bigint NOT NULL
+);
+`,
+];
+
+export interface PostgresStoreOptions {
+  /** The gateway's clock: usage batch instants. */
+  now?: (() => number) | undefined;
+  /** Whether this store keeps the quota ledgers (a gateway without Redis). */
+  ledgers?: boolean | undefined;
+  /** The PostgreSQL schema holding the tables; `public` by default. Made if missing. */
+  schema?: string | undefined;
+  log?: { warn(obj: object, msg: string): void } | undefined;
+}
+
+/** A quoted identifier (https://www.postgresql.org/docs/current/sql-syntax-lexical.html#SQL-SYNTAX-IDENTIFIERS). */
+function identifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/**
+ * Names are at most 63 bytes (NAMEDATALEN - 1); a longer one would be cut silently, and two
+ * schemas could then share tables (https://www.postgresql.org/docs/current/sql-syntax-lexical.html#SQL-SYNTAX-IDENTIFIERS).
+ */
+const MAX_NAME_BYTES = 63;
+
+function checkSchemaName(schema: string): void {
+  const bytes = Buffer.byteLength(schema);
+  if (bytes === 0 || bytes > MAX_NAME_BYTES || schema.includes('\0')) {
+    throw new RangeError(`a PostgreSQL schema name is 1 to ${MAX_NAME_BYTES} bytes, without NUL: ${JSON.stringify(schema)}`);
+  }
+}
+
+/** A name of at most 63 bytes made of `head` and the schema, or of a digest of it when too long. */
+function nameFor(head: string, schema: string): string {
+  const name = `${head}${schema}`;
+  return Buffer.byteLength(name) <= MAX_NAME_BYTES ? name : `${head}${createHash('sha256').update(schema).digest('hex').slice(0, 32)}`;
+}
+
+/**
+ * The advisory lock key of a schema's migration: 64 bits of a digest of its name, so that two
+ * schemas of one database migrate independently
+ * (https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-ADVISORY-LOCKS).
+ */
+function migrationLockKey(schema: string): string {
+  return createHash('sha256').update(`explorer-gateway migration ${schema}`).digest().readBigInt64BE(0).toString();
+}
+
+/** A bigint column as pg returns it (a string: int8 may exceed 2^53), as a number; the gateway's values stay far below. */
+const int = (value: string | number): number => Number(value);
+const intOrNull = (value: string | number | null): number | null => (value === null ? null : Number(value));
+
+/** A day as a query or row names it; RangeError for anything but a real `YYYY-MM-DD` (as the Redis store). */
+function checkDay(day: string): string {
+  if (dayStartMs(day) === undefined) throw new RangeError(`not a day (YYYY-MM-DD): ${day}`);
+  return day;
+}
+
+/** An instant bound of an audit query as a bigint parameter: whole milliseconds, within what a double holds exactly. */
+function instant(ms: number, round: (n: number) => number): number {
+  if (Number.isNaN(ms)) throw new RangeError('an audit instant is not a number');
+  return Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, round(ms)));
+}
+
+/** PostgreSQL's SQLSTATE for a unique constraint broken (https://www.postgresql.org/docs/current/errcodes-appendix.html). */
+const UNIQUE_VIOLATION = '23505';
+
+function brokenConstraint(err: unknown): string | undefined {
+  return err instanceof pg.DatabaseError && err.code === UNIQUE_VIOLATION ? err.constraint : undefined;
+}
+
+interface KeyDbRow {
+  id: string;
+  name: string;
+  owner: string | null;
+  plan: string;
+  chains: string[] | null;
+  status: string;
+  expires_at: string | null;
+  created_at: string;
+  prefix: string;
+  digest: string;
+  previous_digest: string | null;
+  previous_until: string | null;
+}
+
+interface AuditDbRow {
+  at: string;
+  action: string;
+  key_id: string;
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+}
+
+interface UsageDbRow {
+  day: string;
+  key_id: string;
+  chain: string;
+  route: string;
+  requests: string;
+  credits: string;
+  cache_hits: string;
+  refused: string;
+  errors: string;
+}
+
+interface LedgerDbRow {
+  account: string;
+  period_id: string;
+  spent: string;
+  topup: string;
+}
+
+const KEY_COLUMNS = 'id, name, owner, plan, chains, status, expires_at, created_at, prefix, digest, previous_digest, previous_until';
+
+/** The record's fields, and only those, as the parameters $1..$12 of KEY_COLUMNS. */
+function keyParams(r: KeyRecord): unknown[] {
+  return [
+    r.id,
+    r.name,
+    r.owner,
+    r.plan,
+    r.chains === null ? null : [...r.chains],
+    r.status,
+    r.expiresAt,
+    r.createdAt,
+    r.prefix,
+    r.digest,
+    r.previous?.digest ?? null,
+    r.previous?.until ?? null,
+  ];
+}
+
+function fromKeyRow(row: KeyDbRow): KeyRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    owner: row.owner,
+    plan: row.plan,
+    chains: row.chains,
+    status: row.status as KeyRecord['status'],
+    expiresAt: intOrNull(row.expires_at),
+    createdAt: int(row.created_at),
+    prefix: row.prefix,
+    digest: row.digest,
+    previous:
+      row.previous_digest === null || row.previous_until === null ? null : { digest: row.previous_digest, until: int(row.previous_until) },
+  };
+}
+
+/** An audit entry's fields as parameters: `before` and `after` as JSON text (pg would send a JS array as a PostgreSQL array). */
+function auditParams(e: AuditEntry): unknown[] {
+  if (!Number.isSafeInteger(e.at)) throw new RangeError(`an audit instant is a whole number of milliseconds: ${e.at}`);
+  return [e.at, e.action, e.keyId, e.before === null ? null : JSON.stringify(e.before), e.after === null ? null : JSON.stringify(e.after)];
+}
+
+const COUNTERS = ['requests', 'credits', 'cacheHits', 'refused', 'errors'] as const satisfies readonly (keyof UsageCounts)[];
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * A batch's rows summed per day, key, chain and route (one upsert may not touch a row twice:
+ * https://www.postgresql.org/docs/current/sql-insert.html#SQL-ON-CONFLICT), in one order shared by
+ * every gateway, so that two batches at once lock their rows in the same order and never deadlock.
+ */
+function sumRows(rows: readonly UsageRow[]): UsageRow[] {
+  const sums = new Map<string, UsageRow>();
+  for (const r of rows) {
+    checkDay(r.day);
+    const id = JSON.stringify([r.day, r.keyId, r.chain, r.route]);
+    const sum = sums.get(id);
+    if (sum) for (const c of COUNTERS) sum[c] += r[c];
+    else
+      sums.set(id, {
+        day: r.day,
+        keyId: r.keyId,
+        chain: r.chain,
+        route: r.route,
+        requests: r.requests,
+        credits: r.credits,
+        cacheHits: r.cacheHits,
+        refused: r.refused,
+        errors: r.errors,
+      });
+  }
+  return [...sums.values()].sort(
+    (a, b) => compare(a.day, b.day) || compare(a.keyId, b.keyId) || compare(a.chain, b.chain) || compare(a.route, b.route),
+  );
+}
+
+export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore, LedgerStore {
+  readonly kind = 'postgres';
+  readonly keys = this;
+  readonly audit = this;
+  readonly usage = this;
+  /** Kept here only where no Redis keeps the quota counters (store/open.ts). */
+  readonly ledgers: LedgerStore | undefined;
+  /** The schema holding the tables. */
+  readonly schema: string;
+  /** The application_name of the LISTEN connection, as pg_stat_activity shows it. */
+  readonly listenerName: string;
+  private readonly pool: pg.Pool;
+  private readonly listenerConfig: ClientConfig;
+  private readonly now: () => number;
+  private readonly log: { warn(obj: object, msg: string): void };
+  /** The schema, quoted, to prefix table names with. */
+  private readonly s: string;
+  /** The NOTIFY channel of key changes: one per schema, so that two schemas of one database never hear each other. */
+  private readonly channel: string;
+  /** The migration, once it has succeeded or while it runs; cleared when it fails, for the next call to try again. */
+  private migrated: Promise<void> | undefined;
+  private readonly watchers: { changed: (id: string) => void; resync: () => void }[] = [];
+  private listener: pg.Client | undefined;
+  private listenTimer: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private listenFailures = 0;
+  /** Set when a LISTEN connection failed or was lost: notices may have been missed, so the next LISTEN asks for a resync. */
+  private missed = false;
+  private closed: Promise<void> | undefined;
+
+  constructor(url: string, options: PostgresStoreOptions = {}) {
+    this.schema = options.schema ?? 'public';
+    checkSchemaName(this.schema);
+    this.s = identifier(this.schema);
+    this.channel = nameFor('egw_keys:', this.schema);
+    this.listenerName = nameFor('egw-listen:', this.schema);
+    this.now = options.now ?? Date.now;
+    this.log = options.log ?? { warn: (obj, msg) => console.warn(msg, obj) };
+    this.ledgers = options.ledgers ? this : undefined;
+    const base: ClientConfig = {
+      connectionString: url,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      // Both sent at connection start: node-postgres's client options
+      // (https://node-postgres.com/apis/client#new-client).
+      statement_timeout: STATEMENT_TIMEOUT_MS,
+      query_timeout: QUERY_TIMEOUT_MS,
+      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+      keepAlive: true,
+    };
+    const poolConfig: PoolConfig = { ...base, application_name: 'explorer-gateway' };
+    // The pool connects lazily, on the first query (https://node-postgres.com/apis/pool).
+    this.pool = new pg.Pool(poolConfig);
+    this.pool.on('error', (err) => this.log.warn({ err: err.message }, 'a PostgreSQL connection failed while idle; dropped'));
+    // A client's error while it is checked out: pg rejects its query and then emits 'error',
+    // which would be uncaught without a listener; the query's rejection is what the caller sees.
+    this.pool.on('connect', (client) => client.on('error', () => {}));
+    this.listenerConfig = { ...base, application_name: this.listenerName, query_timeout: PING_TIMEOUT_MS };
+  }
+
+  // --- schema ---
+
+  /**
+   * Resolves when the schema is at this code's version, migrating it if need be: on first use,
+   * and again after a failed attempt. Every method awaits it.
+   */
+  migrate(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the PostgreSQL store is closed'));
+    this.migrated ??= this.runMigration().catch((err: unknown) => {
+      this.migrated = undefined;
+      throw err;
+    });
+    return this.migrated;
+  }
+
+  /**
+   * One transaction under a transaction-level advisory lock of the schema: two gateways starting
+   * together take turns, and the second finds the first one's work done. The lock is released at
+   * commit or rollback. `schema_version` has a row per version applied.
+   */
+  private async runMigration(): Promise<void> {
+    const s = this.s;
+    await this.transaction(async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [migrationLockKey(this.schema)]);
+      // Made only when missing: CREATE SCHEMA needs the database's CREATE privilege
+      // (https://www.postgresql.org/docs/current/sql-createschema.html), and PostgreSQL 15 checks
+      // it before IF NOT EXISTS finds the schema there; a gateway given its schema by an operator
+      // need not have it.
+      const { rowCount } = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [this.schema]);
+      if (!rowCount) await client.query(`CREATE SCHEMA ${s}`);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${s}.schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      const { rows } = await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${s}.schema_version`);
+      const version = rows[0]?.version ?? 0;
+      if (version > POSTGRES_SCHEMA_VERSION) {
+        throw new Error(
+          `the PostgreSQL schema ${this.schema} has schema version ${version}; this gateway knows up to ${POSTGRES_SCHEMA_VERSION}: run a newer gateway`,
+        );
+      }
+      for (let v = version + 1; v <= POSTGRES_SCHEMA_VERSION; v++) {
+        await client.query(MIGRATIONS[v - 1]!(s));
+        await client.query(`INSERT INTO ${s}.schema_version (version) VALUES ($1)`, [v]);
+      }
+    });
+  }
+
+  /**
+   * `run` inside BEGIN and COMMIT on one pooled connection. When the server refused a statement,
+   * ROLLBACK, and the connection goes back to the pool. When the connection itself failed (lost,
+   * or no answer within QUERY_TIMEOUT_MS), no ROLLBACK is tried, which would wait as long again:
+   * the connection is closed instead (release with the error:
+   * https://node-postgres.com/apis/pool#releasing-clients), and the server rolls back a
+   * transaction whose session ends.
+   */
+  private async transaction<T>(run: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await run(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      broken = err instanceof Error ? err : new Error(String(err));
+      if (err instanceof pg.DatabaseError) {
+        try {
+          await client.query('ROLLBACK');
+          broken = undefined;
+        } catch {
+          // the connection failed too: closed below
+        }
+      }
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** One statement, once the schema is ready. */
+  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+    await this.migrate();
+    return this.pool.query<R>(text, values);
+  }
+
+  // --- keys ---
+
+  async listKeys(): Promise<KeyRecord[]> {
+    const { rows } = await this.query<KeyDbRow>(`SELECT ${KEY_COLUMNS} FROM ${this.s}.keys ORDER BY id`);
+    return rows.map(fromKeyRow);
+  }
+
+  async getKey(id: string): Promise<KeyRecord | undefined> {
+    const { rows } = await this.query<KeyDbRow>(`SELECT ${KEY_COLUMNS} FROM ${this.s}.keys WHERE id = $1`, [id]);
+    return rows[0] && fromKeyRow(rows[0]);
+  }
+
+  /**
+   * The write, its audit entry and its NOTIFY in one transaction: both records or neither, and
+   * the notice is delivered at commit only, never for a write that was undone
+   * (https://www.postgresql.org/docs/current/sql-notify.html). `write` says whether it changed
+   * anything; when it did not, nothing else is written.
+   */
+  private async keyWrite(id: string, audit: AuditEntry, write: (client: PoolClient) => Promise<boolean>): Promise<boolean> {
+    const entry = auditParams(audit);
+    await this.migrate();
+    return this.transaction(async (client) => {
+      if (!(await write(client))) return false;
+      await client.query(`INSERT INTO ${this.s}.audit (at, action, key_id, before, after) VALUES ($1, $2, $3, $4, $5)`, entry);
+      await client.query('SELECT pg_notify($1, $2)', [this.channel, id]);
+      return true;
+    });
+  }
+
+  createKey(record: KeyRecord, audit: AuditEntry): Promise<boolean> {
+    return this.keyWrite(record.id, audit, async (client) => {
+      try {
+        await client.query(
+          `INSERT INTO ${this.s}.keys (${KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+          keyParams(record),
+        );
+      } catch (err) {
+        const constraint = brokenConstraint(err);
+        if (constraint === 'keys_name_key') return false;
+        // An id that exists is a caller's bug (ids are 80 random bits), not a taken name.
+        if (constraint === 'keys_pkey') throw new Error(`key id ${record.id} exists`);
+        throw err;
+      }
+      return true;
+    });
+  }
+
+  updateKey(record: KeyRecord, audit: AuditEntry): Promise<boolean> {
+    return this.keyWrite(record.id, audit, async (client) => {
+      let changed: number | null;
+      try {
+        ({ rowCount: changed } = await client.query(
+          `UPDATE ${this.s}.keys SET name = $2, owner = $3, plan = $4, chains = $5, status = $6, expires_at = $7, created_at = $8,
+             prefix = $9, digest = $10, previous_digest = $11, previous_until = $12
+           WHERE id = $1`,
+          keyParams(record),
+        ));
+      } catch (err) {
+        if (brokenConstraint(err) === 'keys_name_key') return false;
+        throw err;
+      }
+      // Never an upsert: that would bring back a key another gateway deleted meanwhile.
+      if (!changed) throw new Error(`no run-time key ${record.id}`);
+      return true;
+    });
+  }
+
+  deleteKey(id: string, audit: AuditEntry): Promise<boolean> {
+    return this.keyWrite(id, audit, async (client) => {
+      const { rowCount } = await client.query(`DELETE FROM ${this.s}.keys WHERE id = $1`, [id]);
+      return (rowCount ?? 0) > 0;
+    });
+  }
+
+  /**
+   * LISTEN on a connection of its own (a pooled one is handed to other queries; a notice comes to
+   * the session that listens: https://www.postgresql.org/docs/current/sql-listen.html). NOTIFY
+   * reaches only sessions listening when it commits, so each time that connection is lost this
+   * store connects again (after a delay, doubling up to LISTEN_RETRY_MAX_MS), LISTENs, and only
+   * then asks for a resync, which reads every key after the LISTEN is back: nothing falls between
+   * the two. Not when the first connection listens at once: the caller has just read every key
+   * (keys/runtime.ts); but after a first attempt that failed, since the caller's read may have
+   * come before the LISTEN.
+   */
+  watchKeys(changed: (id: string) => void, resync: () => void): void {
+    this.watchers.push({ changed, resync });
+    if (this.closed || this.listener || this.listenTimer) return;
+    void this.listen();
+  }
+
+  private async listen(): Promise<void> {
+    this.listenTimer = undefined;
+    if (this.closed) return;
+    const client = new pg.Client(this.listenerConfig);
+    this.listener = client;
+    let lost = false;
+    const onLost = (err?: Error) => {
+      if (lost) return;
+      lost = true;
+      clearInterval(this.heartbeat);
+      if (this.listener === client) this.listener = undefined;
+      client.end().catch(() => {});
+      if (this.closed) return;
+      if (!this.missed || this.listenFailures === 0) {
+        this.log.warn({ err: err?.message ?? 'connection ended', schema: this.schema }, 'PostgreSQL key listener lost; connecting again');
+      }
+      this.missed = true;
+      const delay = Math.min(LISTEN_RETRY_MAX_MS, LISTEN_RETRY_FIRST_MS * 2 ** this.listenFailures++);
+      this.listenTimer = setTimeout(() => void this.listen(), delay);
+      this.listenTimer.unref();
+    };
+    client.on('error', onLost);
+    client.on('end', () => onLost());
+    client.on('notification', (msg) => {
+      if (msg.channel !== this.channel || msg.payload === undefined || this.closed) return;
+      for (const w of this.watchers) w.changed(msg.payload);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${identifier(this.channel)}`);
+    } catch (err) {
+      onLost(err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
+    if (lost) return;
+    if (this.closed) {
+      onLost();
+      return;
+    }
+    this.listenFailures = 0;
+    this.heartbeat = setInterval(() => {
+      client.query('SELECT 1').catch((err: unknown) => onLost(err instanceof Error ? err : new Error(String(err))));
+    }, LISTEN_HEARTBEAT_MS);
+    this.heartbeat.unref();
+    if (this.missed) {
+      this.missed = false;
+      this.log.warn({ schema: this.schema }, 'PostgreSQL key listener back; reading every key again');
+      for (const w of this.watchers) w.resync();
+    }
+  }
+
+  // --- audit ---
+
+  async appendAudit(entry: AuditEntry): Promise<void> {
+    await this.query(`INSERT INTO ${this.s}.audit (at, action, key_id, before, after) VALUES ($1, $2, $3, $4, $5)`, auditParams(entry));
+  }
+
+  async listAudit(query: { from: number; to: number; keyId?: string | undefined }): Promise<AuditEntry[]> {
+    const { rows } = await this.query<AuditDbRow>(
+      `SELECT at, action, key_id, before, after FROM ${this.s}.audit
+       WHERE at BETWEEN $1 AND $2 AND ($3::text IS NULL OR key_id = $3)
+       ORDER BY at, id`,
+      [instant(query.from, Math.ceil), instant(query.to, Math.floor), query.keyId ?? null],
+    );
+    return rows.map((r) => ({
+      at: int(r.at),
+      action: r.action as AuditEntry['action'],
+      keyId: r.key_id,
+      before: r.before,
+      after: r.after,
+    }));
+  }
+
+  // --- usage ---
+
+  /**
+   * One transaction: the batch's id, then its rows in one statement (arrays unnested into rows:
+   * https://www.postgresql.org/docs/current/functions-array.html), each added to the stored row
+   * of its day, key, chain and route. An id already there (the same batch sent again after a
+   * write whose outcome was unknown) adds nothing: the primary key of usage_batches decides, even
+   * for two copies sent at once through two gateways (the second waits on the first's insert,
+   * then finds it). Ids older than BATCH_MEMORY_MS are forgotten on the way.
+   */
+  async addUsage(rows: readonly UsageRow[], batchId: string): Promise<void> {
+    const sums = sumRows(rows);
+    if (sums.length === 0) return;
+    await this.migrate();
+    const at = this.now();
+    await this.transaction(async (client) => {
+      await client.query(`DELETE FROM ${this.s}.usage_batches WHERE at < $1`, [at - BATCH_MEMORY_MS]);
+      const { rowCount } = await client.query(`INSERT INTO ${this.s}.usage_batches (id, at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, [
+        batchId,
+        at,
+      ]);
+      if (!rowCount) return; // added before
+      await client.query(
+        `INSERT INTO ${this.s}.usage AS u (day, key_id, chain, route, requests, credits, cache_hits, refused, errors)
+         SELECT * FROM unnest($1::date[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[])
+         ON CONFLICT (day, key_id, chain, route) DO UPDATE SET
+           requests = u.requests + excluded.requests,
+           credits = u.credits + excluded.credits,
+           cache_hits = u.cache_hits + excluded.cache_hits,
+           refused = u.refused + excluded.refused,
+           errors = u.errors + excluded.errors`,
+        [
+          sums.map((r) => r.day),
+          sums.map((r) => r.keyId),
+          sums.map((r) => r.chain),
+          sums.map((r) => r.route),
+          ...COUNTERS.map((c) => sums.map((r) => r[c])),
+        ],
+      );
+    });
+  }
+
+  /** Days come back as `YYYY-MM-DD` whatever the session's DateStyle (to_char), not as a JS Date. */
+  async listUsage(query: UsageQuery): Promise<UsageRow[]> {
+    const { rows } = await this.query<UsageDbRow>(
+      `SELECT to_char(day, 'YYYY-MM-DD') AS day, key_id, chain, route, requests, credits, cache_hits, refused, errors
+       FROM ${this.s}.usage
+       WHERE day BETWEEN $1::date AND $2::date
+         AND ($3::text[] IS NULL OR key_id = ANY ($3::text[]))
+         AND ($4::text IS NULL OR chain = $4)
+         AND ($5::text IS NULL OR route = $5)
+       ORDER BY day, key_id, chain, route`,
+      [
+        checkDay(query.from),
+        checkDay(query.to),
+        query.keyIds === undefined ? null : [...query.keyIds],
+        query.chain ?? null,
+        query.route ?? null,
+      ],
+    );
+    return rows.map((r) => ({
+      day: r.day,
+      keyId: r.key_id,
+      chain: r.chain,
+      route: r.route,
+      requests: int(r.requests),
+      credits: int(r.credits),
+      cacheHits: int(r.cache_hits),
+      refused: int(r.refused),
+      errors: int(r.errors),
+    }));
+  }
+
+  async pruneUsage(beforeDay: string): Promise<void> {
+    await this.query(`DELETE FROM ${this.s}.usage WHERE day < $1::date`, [checkDay(beforeDay)]);
+  }
+
+  // --- ledgers ---
+
+  async loadLedgers(): Promise<LedgerRow[]> {
+    const { rows } = await this.query<LedgerDbRow>(`SELECT account, period_id, spent, topup FROM ${this.s}.ledgers ORDER BY account`);
+    return rows.map((r) => ({ account: r.account, periodId: r.period_id, spent: int(r.spent), topup: int(r.topup) }));
+  }
+
+  /** One statement, so one transaction: every row or none. An account given twice keeps its last row, as a map would. */
+  async saveLedgers(rows: readonly LedgerRow[]): Promise<void> {
+    const last = new Map<string, LedgerRow>();
+    for (const r of rows) last.set(r.account, r);
+    if (last.size === 0) return;
+    // Sorted, as usage rows are: two saves at once lock their rows in one order.
+    const sorted = [...last.values()].sort((a, b) => compare(a.account, b.account));
+    await this.query(
+      `INSERT INTO ${this.s}.ledgers (account, period_id, spent, topup)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
+       ON CONFLICT (account) DO UPDATE SET period_id = excluded.period_id, spent = excluded.spent, topup = excluded.topup`,
+      [sorted.map((r) => r.account), sorted.map((r) => r.periodId), sorted.map((r) => r.spent), sorted.map((r) => r.topup)],
+    );
+  }
+
+  // --- lifecycle ---
+
+  /** The schema is ready and the database answers a `SELECT 1`, within PING_TIMEOUT_MS. */
+  async ping(): Promise<void> {
+    await this.migrate();
+    // A query's own query_timeout (node_modules/pg/lib/client.js, Client.query), which
+    // @types/pg's QueryConfig does not list.
+    await this.pool.query({ text: 'SELECT 1', query_timeout: PING_TIMEOUT_MS } as pg.QueryConfig);
+  }
+
+  /** Ends the listener and the pool; a second call waits for the first. */
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      this.watchers.length = 0;
+      clearTimeout(this.listenTimer);
+      this.listenTimer = undefined;
+      clearInterval(this.heartbeat);
+      const listener = this.listener;
+      this.listener = undefined;
+      await Promise.all([listener?.end().catch(() => {}), this.pool.end()]);
+    })();
+    return this.closed;
+  }
+}
