@@ -4,13 +4,13 @@ import type { Logger } from 'pino';
 import type { RuntimeKeys } from '../keys/runtime.js';
 import type { QuotaStore } from '../quota/types.js';
 import type { GatewayState } from '../request/state.js';
-import type { Store } from '../store/types.js';
+import type { Storage } from '../store/types.js';
 
 /** Sends an admin answer: status, JSON body, no-store. */
 export type Send = (reply: FastifyReply, status: number, body: unknown) => FastifyReply;
 
 export interface AdminDeps {
-  store: Store;
+  store: Storage;
   quota: QuotaStore;
   runtime: RuntimeKeys;
   /** The state new requests see: its configuration's plans, chains and keys. */

@@ -120,20 +120,24 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps, send: S
     }
     throw new AdminError(404, `no key with id ${id}`);
   };
-  const audit = async (
+  const entry = (
     action: AuditEntry['action'],
     keyId: string,
     before: Record<string, unknown> | null,
     after: Record<string, unknown> | null,
-  ) => {
-    const entry: AuditEntry = { at: deps.now(), action, keyId, before, after };
-    await deps.store.appendAudit(entry);
-    deps.log.info({ admin: action, keyId, before, after }, 'admin write');
+  ): AuditEntry => ({ at: deps.now(), action, keyId, before, after });
+  const logged = (e: AuditEntry) => deps.log.info({ admin: e.action, keyId: e.keyId, before: e.before, after: e.after }, 'admin write');
+  const audit = async (...args: Parameters<typeof entry>) => {
+    const e = entry(...args);
+    await deps.store.audit.appendAudit(e);
+    logged(e);
   };
-  const save = async (record: KeyRecord, create: boolean) => {
-    const saved = create ? await deps.store.createKey(record) : await deps.store.updateKey(record);
+  /** The record and its audit entry, in one transaction. */
+  const save = async (record: KeyRecord, create: boolean, e: AuditEntry) => {
+    const saved = create ? await deps.store.keys.createKey(record, e) : await deps.store.keys.updateKey(record, e);
     if (!saved) throw new AdminError(409, `the name "${record.name}" is used by another key`);
     deps.runtime.set(record);
+    logged(e);
   };
 
   api.post('/keys', async (request, reply) => {
@@ -156,9 +160,8 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps, send: S
       digest,
       previous: null,
     };
-    await save(record, true);
     const view = keyView(undefined, record);
-    await audit('create', record.id, null, view);
+    await save(record, true, entry('create', record.id, null, view));
     // The secret is in this answer only: it is stored as its digest.
     return send(reply, 201, { ...view, key: secret });
   });
@@ -215,9 +218,8 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps, send: S
       ...(body.status !== undefined ? { status: body.status } : {}),
       ...(expires !== undefined ? { expiresAt: expires } : {}),
     };
-    await save(after, false);
     const view = keyView(undefined, after);
-    await audit('update', after.id, keyView(undefined, before), view);
+    await save(after, false, entry('update', after.id, keyView(undefined, before), view));
     return send(reply, 200, view);
   });
 
@@ -245,17 +247,20 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps, send: S
     const { secret, digest, prefix } = newSecret();
     const until = deps.now() + graceSeconds * 1000;
     const after: KeyRecord = { ...before, digest, prefix, previous: graceSeconds > 0 ? { digest: before.digest, until } : null };
-    await save(after, false);
     const view = keyView(undefined, after);
-    await audit('roll', after.id, { prefix: before.prefix }, { prefix, previousValidUntil: graceSeconds > 0 ? iso(until) : null });
+    await save(
+      after,
+      false,
+      entry('roll', after.id, { prefix: before.prefix }, { prefix, previousValidUntil: graceSeconds > 0 ? iso(until) : null }),
+    );
     return send(reply, 200, { ...view, key: secret, previousValidUntil: graceSeconds > 0 ? iso(until) : null });
   });
 
   api.delete<{ Params: { id: string } }>('/keys/:id', async (request, reply) => {
     const before = runtimeRecord(request.params.id);
-    await deps.store.deleteKey(before.id);
+    const e = entry('revoke', before.id, keyView(undefined, before), null);
+    if (await deps.store.keys.deleteKey(before.id, e)) logged(e);
     deps.runtime.drop(before.id);
-    await audit('revoke', before.id, keyView(undefined, before), null);
     return send(reply, 200, { id: before.id, revoked: true });
   });
 
@@ -267,7 +272,7 @@ export function registerKeyRoutes(api: FastifyInstance, deps: AdminDeps, send: S
     const from = q.from === undefined ? 0 : parseInstant(q.from, 'from');
     // A date alone means the whole of that day.
     const to = q.to === undefined ? deps.now() : parseInstant(q.to, 'to') + (/^\d{4}-\d{2}-\d{2}$/.test(q.to) ? 86_399_999 : 0);
-    const entries = await deps.store.listAudit({ from, to, keyId: q.key });
+    const entries = await deps.store.audit.listAudit({ from, to, keyId: q.key });
     return send(reply, 200, { items: entries.map((e) => ({ ...e, at: iso(e.at) })) });
   });
 }

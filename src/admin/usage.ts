@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { UsageRow } from '../store/types.js';
-import { utcDay } from '../usage/day.js';
+import { utcDay } from '../store/day.js';
 import type { AdminDeps, Send } from './context.js';
 import { AdminError } from './context.js';
 import { parseDay, parseQuery } from './validate.js';
@@ -42,7 +42,7 @@ export function registerUsageRoutes(api: FastifyInstance, deps: AdminDeps, send:
       keyIds = new Set(keyIds ? ids.filter((id) => keyIds!.has(id)) : ids);
     }
     await deps.flushUsage();
-    const rows = await deps.store.usage({ from, to, keyIds, chain: q.chain, route: q.route });
+    const rows = await deps.store.usage.listUsage({ from, to, keyIds, chain: q.chain, route: q.route });
     const nameOf = (row: UsageRow) => keys.get(row.keyId)?.name ?? keys.record(row.keyId)?.name ?? null;
     const items = rows.map((r) => ({
       day: r.day,

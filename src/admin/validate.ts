@@ -1,5 +1,5 @@
 // Input checks of the admin API: a clear 4xx that names the field, before anything changes.
-import { dayStartMs } from '../usage/day.js';
+import { dayStartMs } from '../store/day.js';
 import type { z } from 'zod';
 import { AdminError } from './context.js';
 

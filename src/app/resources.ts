@@ -1,5 +1,5 @@
 // What lives as long as the process, whatever configuration is loaded: the logger, the Redis
-// connection, the store (run-time keys, audit, usage: Redis, or the embedded SQLite file), the
+// connection, the records (run-time keys, audit, usage: store/open.ts chooses where), the
 // quota store and step, the shared cache tier, the in-process cache, usage counting and the
 // metrics registry. Made once at start; `redis`, `storage`, `usage`, `admin`, `metrics` and
 // `health` changes need a restart.
@@ -17,9 +17,8 @@ import { QuotaStep } from '../quota/step.js';
 import type { QuotaStore } from '../quota/types.js';
 import { createRedis, type RedisClient } from '../redis/client.js';
 import { RuntimeKeys, type KeyChange } from '../keys/runtime.js';
-import { RedisStore } from '../store/redis.js';
-import { SqliteStore } from '../store/sqlite.js';
-import type { Store } from '../store/types.js';
+import { openStorage } from '../store/open.js';
+import type { Storage } from '../store/types.js';
 import { UsageRecorder } from '../usage/recorder.js';
 
 export interface ServerDeps {
@@ -99,8 +98,8 @@ export class Resources {
   readonly metrics: Metrics;
   /** Upstream failures, one line per chain and kind per interval: a dead explorer under load does not flood the log. */
   readonly upstreamWarnings: ThrottledWarnings;
-  /** Run-time keys, audit and usage: Redis when configured, else the embedded SQLite store. */
-  readonly store: Store;
+  /** Run-time keys, audit and usage (and ledgers without Redis): store/open.ts says where. */
+  readonly store: Storage;
   readonly runtime: RuntimeKeys;
   /** Usage counting; undefined when `usage.enabled` is off. */
   readonly usage: UsageRecorder | undefined;
@@ -150,25 +149,22 @@ export class Resources {
     // balance when it restarts. Redis's choice to make, but an operator selling credits must hear it.
     this.redis?.on('ready', () => void warnIfVolatile(this.redis!, this.log));
     const redis = this.redis;
-    if (redis && config.redis) {
-      this.store = new RedisStore(redis, config.redis.keyPrefix, () => redis.duplicate(), {
-        retentionDays: config.usage.retentionDays,
-        now: this.now,
-      });
-    } else {
-      this.store = new SqliteStore(config.storage.path, this.now);
-    }
-    const sqlite = this.store instanceof SqliteStore ? this.store : undefined;
+    this.store = openStorage({
+      url: config.storage.url,
+      path: config.storage.path,
+      redis: redis && config.redis ? { client: redis, prefix: config.redis.keyPrefix, subscriber: () => redis.duplicate() } : undefined,
+      retentionDays: config.usage.retentionDays,
+      now: this.now,
+    });
     this.quotaStore =
       deps.quotaStore ??
       (this.redis && config.redis
         ? new RedisQuotaStore(this.redis, config.redis.keyPrefix, { leases: config.redis.leases, now: this.now })
-        : new MemoryQuotaStore(sqlite));
+        : new MemoryQuotaStore(this.store.ledgers));
     this.quota = new QuotaStep(this.quotaStore, this.log, this.now);
-    this.runtime = new RuntimeKeys(this.store, (change) => this.applyKeyChange(change), this.log);
-    this.usage = config.usage.enabled
-      ? new UsageRecorder((rows, batchId) => this.store.addUsage(rows, batchId), this.log, this.now)
-      : undefined;
+    this.runtime = new RuntimeKeys(this.store.keys, (change) => this.applyKeyChange(change), this.log);
+    const usage = this.store.usage;
+    this.usage = config.usage.enabled ? new UsageRecorder((rows, batchId) => usage.addUsage(rows, batchId), this.log, this.now) : undefined;
     this.upstreamWarnings = new ThrottledWarnings(this.log, 'upstream failure', this.now);
     const cacheWarning = new ThrottledWarning(this.log, 'shared cache tier failed; treating as a miss', this.now);
     this.sharedTier =
@@ -193,8 +189,9 @@ export class Resources {
     });
   }
 
-  /** Reads the run-time keys; before the gateway takes requests. */
+  /** Reads the ledgers and the run-time keys; before the gateway takes requests. */
   async start(): Promise<void> {
+    await this.quotaStore.start?.();
     await this.runtime.start();
   }
 

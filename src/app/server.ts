@@ -23,7 +23,7 @@ import { sendError } from '../request/send.js';
 import { makeHandler, type Handler } from '../request/pipeline.js';
 import type { GatewayState } from '../request/state.js';
 import { buildAdminServer } from '../admin/server.js';
-import { DAY_MS, utcDay } from '../usage/day.js';
+import { DAY_MS, utcDay } from '../store/day.js';
 import { clusterMetrics, shareMetrics } from '../process/primary.js';
 import { POOL_CONNECTIONS } from '../upstream/client.js';
 import { registerDiscovery } from './discovery.js';
@@ -208,7 +208,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     await resources.start();
     if (config.usage.enabled) {
       const prune = () =>
-        void resources.store
+        void resources.store.usage
           .pruneUsage(utcDay(resources.now() - config.usage.retentionDays * DAY_MS))
           .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'could not prune old usage rows'));
       pruning = setInterval(prune, USAGE_PRUNE_MS).unref();

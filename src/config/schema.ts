@@ -260,7 +260,14 @@ export const adminSchema = z.strictObject({
 });
 
 export const storageSchema = z.strictObject({
-  /** The embedded store (SQLite) of a gateway without `redis`: run-time keys, bought credits, spend, usage, audit. */
+  /**
+   * A PostgreSQL database (`postgres://...`) for run-time keys, audit and usage, shared by every
+   * gateway host; without `redis`, also this host's spend and bought credits.
+   */
+  url: nonEmpty('a database URL')
+    .refine((u) => /^postgres(ql)?:\/\//.test(u), { error: 'expected a postgres:// or postgresql:// URL' })
+    .optional(),
+  /** The embedded store (SQLite) of a gateway with neither `url` nor `redis`: run-time keys, bought credits, spend, usage, audit. */
   path: nonEmpty('a file path').default('data/gateway.db'),
 });
 

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { hashKey } from '../auth/digest.js';
-import type { KeyRecord, Store } from '../store/types.js';
+import type { KeyRecord, KeyStore } from '../store/types.js';
 
 /** A change to apply to the current key ring. */
 export type KeyChange = { put: KeyRecord } | { remove: string };
@@ -50,7 +50,7 @@ export class RuntimeKeys {
   private closed = false;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: KeyStore,
     private readonly apply: (change: KeyChange) => void,
     private readonly log: Pick<Logger, 'warn' | 'error'>,
   ) {}

@@ -7,20 +7,16 @@
 // and arms a timer per window, so a test could only wait for its windows to end; the window is
 // the same algorithm, kept here in a map (README, "Libraries chosen and why").
 //
-// With a LedgerPersistence (the embedded SQLite store), ledgers survive a restart: they are
-// loaded at start, written a second after they change and at close, and a top-up at once.
-import type { LedgerPersistence } from '../store/types.js';
+// With a LedgerStore (the embedded SQLite store, or PostgreSQL without Redis), ledgers survive a
+// restart: they are loaded at start, written a second after they change and at close, and a
+// top-up before it is acknowledged. A write that fails is tried again with the next one.
+import type { LedgerRow, LedgerStore } from '../store/types.js';
 import { periodWindow, type Period } from './period.js';
 import type { Balance, QuotaDecision, QuotaQuery, QuotaStore, Refund } from './types.js';
 import { resetMs, windowHolds, type RateWindow } from './window.js';
 
-interface Ledger {
-  periodId: string;
-  /** Spent from the period's allowance. */
-  spent: number;
-  /** Bought credits left. */
-  topup: number;
-}
+/** An account's ledger, kept under its account. */
+type Ledger = Omit<LedgerRow, 'account'>;
 
 /** How often changed ledgers are written to the persistence. */
 export const LEDGER_FLUSH_MS = 1_000;
@@ -31,13 +27,24 @@ export class MemoryQuotaStore implements QuotaStore {
   private readonly windows = new Map<string, RateWindow>();
   private readonly ledgers = new Map<string, Ledger>();
   private readonly dirty = new Set<string>();
-  private readonly timer: NodeJS.Timeout | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  /** The write on its way, if any: one at a time. */
+  private writing: Promise<void> | undefined;
 
-  constructor(private readonly persistence?: LedgerPersistence) {
-    if (!persistence) return;
-    for (const row of persistence.loadLedgers())
-      this.ledgers.set(row.account, { periodId: row.periodId, spent: row.spent, topup: row.topup });
-    this.timer = setInterval(() => this.flush(), LEDGER_FLUSH_MS);
+  constructor(private readonly persistence?: LedgerStore) {}
+
+  /**
+   * Loads the ledgers, before the first decision; then writes the changed ones every
+   * LEDGER_FLUSH_MS. A store that cannot be read stops the start: deciding from empty ledgers
+   * would hand every account its allowance again.
+   */
+  async start(): Promise<void> {
+    if (!this.persistence || this.timer) return;
+    for (const row of await this.persistence.loadLedgers()) {
+      // A decision taken before the load (none should be) keeps its own ledger.
+      if (!this.ledgers.has(row.account)) this.ledgers.set(row.account, { periodId: row.periodId, spent: row.spent, topup: row.topup });
+    }
+    this.timer = setInterval(() => void this.flush().catch(() => undefined), LEDGER_FLUSH_MS);
     this.timer.unref();
   }
 
@@ -98,7 +105,7 @@ export class MemoryQuotaStore implements QuotaStore {
     return Promise.resolve();
   }
 
-  topUp(account: string, amount: number): Promise<number> {
+  async topUp(account: string, amount: number): Promise<number> {
     let ledger = this.ledgers.get(account);
     if (!ledger) {
       // Its period is set by its first decision; nothing spent yet.
@@ -106,10 +113,20 @@ export class MemoryQuotaStore implements QuotaStore {
       this.ledgers.set(account, ledger);
     }
     ledger.topup += amount;
-    // Bought credits are written at once: an acknowledged top-up survives a crash.
-    this.persistence?.saveLedgers([{ account, ...ledger }]);
-    this.dirty.delete(account);
-    return Promise.resolve(ledger.topup);
+    const topup = ledger.topup;
+    if (this.persistence) {
+      // Bought credits are written before the answer: an acknowledged top-up survives a crash.
+      // One that could not be written is taken back, and the caller hears why.
+      this.dirty.add(account);
+      try {
+        await this.flush();
+      } catch (err) {
+        ledger.topup -= amount;
+        this.dirty.add(account);
+        throw err;
+      }
+    }
+    return topup;
   }
 
   balance(account: string, period: Period, nowMs: number): Promise<Balance> {
@@ -119,20 +136,36 @@ export class MemoryQuotaStore implements QuotaStore {
     return Promise.resolve({ spent: ledger.periodId === periodId ? ledger.spent : 0, topup: ledger.topup, periodId });
   }
 
-  /** Writes the ledgers changed since the last write. */
-  flush(): void {
-    if (!this.persistence || this.dirty.size === 0) return;
-    const rows = [...this.dirty].flatMap((account) => {
+  /**
+   * Writes the ledgers changed since the last write, after any write on its way (so that a
+   * top-up's write carries its own change). Rejects when the store did; the rows stay changed,
+   * for the next write.
+   */
+  async flush(): Promise<void> {
+    const persistence = this.persistence;
+    if (!persistence) return;
+    while (this.writing) await this.writing.catch(() => undefined);
+    if (this.dirty.size === 0) return;
+    const accounts = [...this.dirty];
+    this.dirty.clear();
+    const rows = accounts.flatMap((account) => {
       const l = this.ledgers.get(account);
       return l ? [{ account, periodId: l.periodId, spent: l.spent, topup: l.topup }] : [];
     });
-    this.dirty.clear();
-    this.persistence.saveLedgers(rows);
+    const write = persistence.saveLedgers(rows);
+    this.writing = write;
+    try {
+      await write;
+    } catch (err) {
+      for (const account of accounts) this.dirty.add(account);
+      throw err;
+    } finally {
+      this.writing = undefined;
+    }
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    this.flush();
-    return Promise.resolve();
+    await this.flush();
   }
 }

@@ -77,6 +77,8 @@ export interface QuotaStore {
   /** Adds bought credits; resolves with the account's bought credits left afterwards. */
   topUp(account: string, amount: number): Promise<number>;
   balance(account: string, period: Period, nowMs: number): Promise<Balance>;
+  /** Reads what the store keeps across restarts, before the first decision (memory.ts's ledgers). */
+  start?(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -5,16 +5,18 @@
 //   <prefix>{keys}:ids           set      the id of every run-time key
 //   <prefix>{keys}:name:<name>   string   the id of the key named <name> (the uniqueness index)
 //   <prefix>{keys}:changed       channel  PUBLISHed the id of each key created, changed or deleted
-//   <prefix>{audit}              stream   one entry per admin write, id `<at>-<seq>`, field `e`: the AuditEntry as JSON
-//   <prefix>{audit}:lag          string   the most an audit entry's id was moved past its `at`, in ms (see APPEND_AUDIT)
+//   <prefix>{keys}:audit         stream   one entry per admin write, id `<at>-<seq>`, field `e`: the AuditEntry as JSON
+//   <prefix>{keys}:audit:lag     string   the most an audit entry's id was moved past its `at`, in ms (see auditLua)
+//   <prefix>{audit}, {audit}:lag          the same, as gateways before the key scripts wrote their own audit entries
+//                                         kept them: read (listAudit), never written
 //   <prefix>usage:{<day>}        hash     one per UTC day `YYYY-MM-DD`: field `<keyId>|<chain>|<route>|<counter>` -> count,
 //                                         each of the first three parts encodeURIComponent'ed, counter one of COUNTERS
 //   <prefix>usage:{<day>}:batch:<id>  string  a usage batch already added to that day (ADD_USAGE), for an hour
 //
 // Hash tags (https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags):
-// the key store's keys share `{keys}` so that one script can read and write a record, the id set
-// and the name index on Redis Cluster, where a script's keys must all live in one slot; thousands
-// to a million small records fit one slot. The audit's two keys share `{audit}`. Each usage day
+// the key store's keys share `{keys}` so that one script can read and write a record, the id set,
+// the name index and the audit trail on Redis Cluster, where a script's keys must all live in one
+// slot; thousands to a million small records fit one slot. Each usage day
 // has its own tag, so days spread over the cluster and a day's script stays in one slot. (A prefix
 // holding braces of its own would move every key into the prefix's slot: still correct, unspread.)
 //
@@ -22,8 +24,8 @@
 // a command timeout): errors propagate to the caller, who knows what to do with them.
 import { Cluster } from 'ioredis';
 import type { RedisClient } from '../redis/client.js';
-import type { AuditEntry, KeyRecord, Store, UsageCounts, UsageQuery, UsageRow } from './types.js';
-import { DAY_MS, dayStartMs, utcDay } from '../usage/day.js';
+import { DAY_MS, dayStartMs, utcDay } from './day.js';
+import type { AuditEntry, AuditStore, KeyRecord, KeyStore, Storage, UsageCounts, UsageQuery, UsageRow, UsageStore } from './types.js';
 
 /** Usage counters as named in a day hash's fields. */
 const COUNTERS = ['requests', 'credits', 'cacheHits', 'refused', 'errors'] as const satisfies readonly (keyof UsageCounts)[];
@@ -37,10 +39,32 @@ const CAS_ATTEMPTS = 10;
 // delete first reads the record (to learn its current name, hence the name index to move), then
 // runs its script with the record as read; the script refuses (-2) if the record changed
 // meanwhile, and the client reads it again. The PUBLISH is inside the script: a write is never
-// without its notice (a process dying between the two would leave others with a stale key).
-// Scripts are atomic: two processes creating one name at once see one of them win.
+// without its notice (a process dying between the two would leave others with a stale key); so
+// is its audit entry (auditLua). Scripts are atomic: two processes creating one name at once see
+// one of them win.
 
-// KEYS[1] record, KEYS[2] id set, KEYS[3] name index; ARGV[1] id, ARGV[2] record JSON, ARGV[3] channel.
+// The audit stream's ids are the entries' instants (`<ms>-*`, Redis 7: https://redis.io/docs/latest/commands/xadd/),
+// so a time range is an XRANGE. A stream's ids only grow, but `at` comes from the clocks of many
+// gateway processes: two admin writes at once on two processes, or a host whose clock is behind,
+// append an `at` older than the stream's last id, which XADD refuses. Such an entry gets the last
+// id's time instead (its `at` stays as it was, in the JSON), and the largest such shift is kept at
+// the lag key, so that listAudit reads that much further to find it.
+function auditLua(stream: string, lag: string, at: string, json: string): string {
+  return `local ms = ${at}
+local top = redis.call('xrevrange', ${stream}, '+', '-', 'COUNT', 1)[1]
+if top then
+  local topMs = string.match(top[1], '^(%d+)-')
+  local shift = tonumber(topMs) - tonumber(ms)
+  if shift > 0 then
+    if shift > tonumber(redis.call('get', ${lag}) or '0') then redis.call('set', ${lag}, string.format('%d', shift)) end
+    ms = topMs
+  end
+end
+redis.call('xadd', ${stream}, ms .. '-*', 'e', ${json})`;
+}
+
+// KEYS[1] record, KEYS[2] id set, KEYS[3] name index, KEYS[4] audit stream, KEYS[5] its lag;
+// ARGV[1] id, ARGV[2] record JSON, ARGV[3] channel, ARGV[4] audit at, ARGV[5] audit JSON.
 // 1 created, 0 name taken, -1 id exists.
 const CREATE_LUA = `
 if redis.call('exists', KEYS[1]) == 1 then return -1 end
@@ -48,13 +72,15 @@ if redis.call('exists', KEYS[3]) == 1 then return 0 end
 redis.call('set', KEYS[1], ARGV[2])
 redis.call('sadd', KEYS[2], ARGV[1])
 redis.call('set', KEYS[3], ARGV[1])
+${auditLua('KEYS[4]', 'KEYS[5]', 'ARGV[4]', 'ARGV[5]')}
 redis.call('publish', ARGV[3], ARGV[1])
 return 1
 `;
 
-// KEYS[1] record, KEYS[2] new name's index, KEYS[3] old name's index; ARGV[1] id, ARGV[2] record
-// JSON as read, ARGV[3] new record JSON, ARGV[4] channel. 1 updated, 0 name taken, -1 no such
-// key, -2 changed since read.
+// KEYS[1] record, KEYS[2] new name's index, KEYS[3] old name's index, KEYS[4] audit stream,
+// KEYS[5] its lag; ARGV[1] id, ARGV[2] record JSON as read, ARGV[3] new record JSON, ARGV[4]
+// channel, ARGV[5] audit at, ARGV[6] audit JSON. 1 updated, 0 name taken, -1 no such key, -2
+// changed since read.
 const UPDATE_LUA = `
 local current = redis.call('get', KEYS[1])
 if not current then return -1 end
@@ -66,12 +92,14 @@ if KEYS[2] ~= KEYS[3] then
   if redis.call('get', KEYS[3]) == ARGV[1] then redis.call('del', KEYS[3]) end
 end
 redis.call('set', KEYS[1], ARGV[3])
+${auditLua('KEYS[4]', 'KEYS[5]', 'ARGV[5]', 'ARGV[6]')}
 redis.call('publish', ARGV[4], ARGV[1])
 return 1
 `;
 
-// KEYS[1] record, KEYS[2] id set, KEYS[3] name index; ARGV[1] id, ARGV[2] record JSON as read,
-// ARGV[3] channel. 1 deleted, 0 no such key, -2 changed since read.
+// KEYS[1] record, KEYS[2] id set, KEYS[3] name index, KEYS[4] audit stream, KEYS[5] its lag;
+// ARGV[1] id, ARGV[2] record JSON as read, ARGV[3] channel, ARGV[4] audit at, ARGV[5] audit
+// JSON. 1 deleted, 0 no such key, -2 changed since read.
 const DELETE_LUA = `
 local current = redis.call('get', KEYS[1])
 if not current then return 0 end
@@ -79,29 +107,15 @@ if current ~= ARGV[2] then return -2 end
 redis.call('del', KEYS[1])
 redis.call('srem', KEYS[2], ARGV[1])
 if redis.call('get', KEYS[3]) == ARGV[1] then redis.call('del', KEYS[3]) end
+${auditLua('KEYS[4]', 'KEYS[5]', 'ARGV[4]', 'ARGV[5]')}
 redis.call('publish', ARGV[3], ARGV[1])
 return 1
 `;
 
-// The audit stream's ids are the entries' instants (`<ms>-*`, Redis 7: https://redis.io/docs/latest/commands/xadd/),
-// so a time range is an XRANGE. A stream's ids only grow, but `at` comes from the clocks of many
-// gateway processes: two admin writes at once on two processes, or a host whose clock is behind,
-// append an `at` older than the stream's last id, which XADD refuses. Such an entry gets the last
-// id's time instead (its `at` stays as it was, in the JSON), and the largest such shift is kept at
-// KEYS[2], so that listAudit reads that much further to find it.
-// KEYS[1] stream, KEYS[2] lag; ARGV[1] at (non-negative integer), ARGV[2] entry JSON. Returns the id.
+// An audit entry of its own (a top-up): KEYS[1] stream, KEYS[2] lag; ARGV[1] at, ARGV[2] entry JSON.
 const APPEND_AUDIT_LUA = `
-local ms = ARGV[1]
-local top = redis.call('xrevrange', KEYS[1], '+', '-', 'COUNT', 1)[1]
-if top then
-  local topMs = string.match(top[1], '^(%d+)-')
-  local shift = tonumber(topMs) - tonumber(ms)
-  if shift > 0 then
-    if shift > tonumber(redis.call('get', KEYS[2]) or '0') then redis.call('set', KEYS[2], string.format('%d', shift)) end
-    ms = topMs
-  end
-end
-return redis.call('xadd', KEYS[1], ms .. '-*', 'e', ARGV[2])
+${auditLua('KEYS[1]', 'KEYS[2]', 'ARGV[1]', 'ARGV[2]')}
+return 1
 `;
 
 // One usage batch of one day, at most once: a write whose reply timed out may still run when a
@@ -120,10 +134,10 @@ const BATCH_MARKER_MS = 3_600_000;
 
 interface KeyCommands {
   egwAddUsage(hash: string, marker: string, ...args: string[]): Promise<number>;
-  egwKeyCreate(record: string, ids: string, name: string, id: string, json: string, channel: string): Promise<number>;
-  egwKeyUpdate(record: string, newName: string, oldName: string, id: string, read: string, json: string, channel: string): Promise<number>;
-  egwKeyDelete(record: string, ids: string, name: string, id: string, read: string, channel: string): Promise<number>;
-  egwAuditAppend(stream: string, lag: string, at: string, json: string): Promise<string>;
+  egwKeyCreate(...keysAndArgs: string[]): Promise<number>;
+  egwKeyUpdate(...keysAndArgs: string[]): Promise<number>;
+  egwKeyDelete(...keysAndArgs: string[]): Promise<number>;
+  egwAuditAppend(stream: string, lag: string, at: string, json: string): Promise<number>;
 }
 
 export interface RedisStoreOptions {
@@ -168,6 +182,15 @@ function fromJson(json: string): KeyRecord {
   };
 }
 
+/** An audit entry as the scripts take it: its instant, and the entry as JSON. */
+function auditArgs(entry: AuditEntry): [string, string] {
+  if (!Number.isSafeInteger(entry.at) || entry.at < 0) throw new RangeError(`audit instant must be a non-negative integer: ${entry.at}`);
+  return [
+    String(entry.at),
+    JSON.stringify({ at: entry.at, action: entry.action, keyId: entry.keyId, before: entry.before, after: entry.after }),
+  ];
+}
+
 /** Milliseconds of a day's start, UTC; RangeError for anything but a real `YYYY-MM-DD`. */
 function dayStart(day: string): number {
   const ms = dayStartMs(day);
@@ -184,13 +207,21 @@ const globEscape = (s: string) => s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-export class RedisStore implements Store {
+export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
   readonly kind = 'redis';
+  readonly keys = this;
+  readonly audit = this;
+  readonly usage = this;
+  /** Where Redis keeps the quota counters, no ledger is kept beside them. */
+  readonly ledgers = undefined;
   private readonly commands: KeyCommands;
   private readonly idsKey: string;
   private readonly channel: string;
   private readonly auditKey: string;
   private readonly auditLagKey: string;
+  /** Where gateways before this one kept the audit trail: still read. */
+  private readonly legacyAuditKey: string;
+  private readonly legacyAuditLagKey: string;
   private readonly retentionMs: number;
   private readonly now: () => number;
   private readonly watchers: { changed: (id: string) => void; resync: () => void }[] = [];
@@ -205,16 +236,18 @@ export class RedisStore implements Store {
   ) {
     // Registered once per store; ioredis sends EVALSHA and loads the script when Redis lacks it
     // (https://github.com/redis/ioredis#lua-scripting).
-    client.defineCommand('egwKeyCreate', { numberOfKeys: 3, lua: CREATE_LUA });
-    client.defineCommand('egwKeyUpdate', { numberOfKeys: 3, lua: UPDATE_LUA });
-    client.defineCommand('egwKeyDelete', { numberOfKeys: 3, lua: DELETE_LUA });
+    client.defineCommand('egwKeyCreate', { numberOfKeys: 5, lua: CREATE_LUA });
+    client.defineCommand('egwKeyUpdate', { numberOfKeys: 5, lua: UPDATE_LUA });
+    client.defineCommand('egwKeyDelete', { numberOfKeys: 5, lua: DELETE_LUA });
     client.defineCommand('egwAuditAppend', { numberOfKeys: 2, lua: APPEND_AUDIT_LUA });
     client.defineCommand('egwAddUsage', { numberOfKeys: 2, lua: ADD_USAGE_LUA });
     this.commands = client as unknown as KeyCommands;
     this.idsKey = `${prefix}{keys}:ids`;
     this.channel = `${prefix}{keys}:changed`;
-    this.auditKey = `${prefix}{audit}`;
-    this.auditLagKey = `${prefix}{audit}:lag`;
+    this.auditKey = `${prefix}{keys}:audit`;
+    this.auditLagKey = `${prefix}{keys}:audit:lag`;
+    this.legacyAuditKey = `${prefix}{audit}`;
+    this.legacyAuditLagKey = `${prefix}{audit}:lag`;
     this.retentionMs = (options.retentionDays ?? 400) * DAY_MS;
     this.now = options.now ?? Date.now;
   }
@@ -257,22 +290,26 @@ export class RedisStore implements Store {
     return json === null ? undefined : fromJson(json);
   }
 
-  async createKey(record: KeyRecord): Promise<boolean> {
+  async createKey(record: KeyRecord, audit: AuditEntry): Promise<boolean> {
     const outcome = await this.commands.egwKeyCreate(
       this.recordKey(record.id),
       this.idsKey,
       this.nameKey(record.name),
+      this.auditKey,
+      this.auditLagKey,
       record.id,
       toJson(record),
       this.channel,
+      ...auditArgs(audit),
     );
     // An id that exists is a caller's bug (ids are 80 random bits), not a taken name.
     if (outcome === -1) throw new Error(`key id ${record.id} exists`);
     return outcome === 1;
   }
 
-  async updateKey(record: KeyRecord): Promise<boolean> {
+  async updateKey(record: KeyRecord, audit: AuditEntry): Promise<boolean> {
     const json = toJson(record);
+    const entry = auditArgs(audit);
     for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
       const read = await this.client.get(this.recordKey(record.id));
       // Never an upsert: that would bring back a key another process deleted meanwhile.
@@ -281,10 +318,13 @@ export class RedisStore implements Store {
         this.recordKey(record.id),
         this.nameKey(record.name),
         this.nameKey(fromJson(read).name),
+        this.auditKey,
+        this.auditLagKey,
         record.id,
         read,
         json,
         this.channel,
+        ...entry,
       );
       if (outcome === -1) throw new Error(`no run-time key ${record.id}`);
       if (outcome !== -2) return outcome === 1;
@@ -292,19 +332,23 @@ export class RedisStore implements Store {
     throw new Error(`key ${record.id} kept changing while it was being updated`);
   }
 
-  async deleteKey(id: string): Promise<void> {
+  async deleteKey(id: string, audit: AuditEntry): Promise<boolean> {
+    const entry = auditArgs(audit);
     for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
       const read = await this.client.get(this.recordKey(id));
-      if (read === null) return;
+      if (read === null) return false;
       const outcome = await this.commands.egwKeyDelete(
         this.recordKey(id),
         this.idsKey,
         this.nameKey(fromJson(read).name),
+        this.auditKey,
+        this.auditLagKey,
         id,
         read,
         this.channel,
+        ...entry,
       );
-      if (outcome !== -2) return;
+      if (outcome !== -2) return outcome === 1;
     }
     throw new Error(`key ${id} kept changing while it was being deleted`);
   }
@@ -358,14 +402,27 @@ export class RedisStore implements Store {
    * disputes from; trimming it is an operator's decision (XTRIM), not the gateway's.
    */
   async appendAudit(entry: AuditEntry): Promise<void> {
-    if (!Number.isSafeInteger(entry.at) || entry.at < 0) throw new RangeError(`audit instant must be a non-negative integer: ${entry.at}`);
-    const json = JSON.stringify({ at: entry.at, action: entry.action, keyId: entry.keyId, before: entry.before, after: entry.after });
-    await this.commands.egwAuditAppend(this.auditKey, this.auditLagKey, String(entry.at), json);
+    await this.commands.egwAuditAppend(this.auditKey, this.auditLagKey, ...auditArgs(entry));
   }
 
+  /** The entries of the stream and of the one earlier gateways wrote, merged by instant. */
   async listAudit(query: { from: number; to: number; keyId?: string | undefined }): Promise<AuditEntry[]> {
     if (query.from > query.to) return [];
-    const lag = Number((await this.client.get(this.auditLagKey)) ?? 0);
+    const [legacy, current] = await Promise.all([
+      this.readAudit(this.legacyAuditKey, this.legacyAuditLagKey, query),
+      this.readAudit(this.auditKey, this.auditLagKey, query),
+    ]);
+    // Stream order is arrival order; an entry whose id was shifted is put back at its instant.
+    // Array.prototype.sort is stable: entries of one instant stay in arrival order.
+    return [...legacy, ...current].sort((a, b) => a.at - b.at);
+  }
+
+  private async readAudit(
+    stream: string,
+    lagKey: string,
+    query: { from: number; to: number; keyId?: string | undefined },
+  ): Promise<AuditEntry[]> {
+    const lag = Number((await this.client.get(lagKey)) ?? 0);
     const start = query.from <= 0 ? '-' : String(Math.ceil(query.from));
     const endMs = Math.floor(query.to) + lag;
     const end = endMs >= Number.MAX_SAFE_INTEGER ? '+' : endMs < 0 ? null : String(endMs);
@@ -374,7 +431,7 @@ export class RedisStore implements Store {
     // In pages: a year of admin writes is still a reply of bounded size each.
     let from = start;
     for (;;) {
-      const page = await this.client.xrange(this.auditKey, from, end, 'COUNT', LIST_BATCH);
+      const page = await this.client.xrange(stream, from, end, 'COUNT', LIST_BATCH);
       for (const [, fields] of page) {
         const json = fields[fields.indexOf('e') + 1];
         if (json === undefined) continue;
@@ -387,9 +444,7 @@ export class RedisStore implements Store {
       if (page.length < LIST_BATCH || last === undefined) break;
       from = `(${last[0]}`; // exclusive start (Redis 6.2)
     }
-    // Stream order is arrival order; an entry whose id was shifted is put back at its instant.
-    // Array.prototype.sort is stable: entries of one instant stay in arrival order.
-    return entries.sort((a, b) => a.at - b.at);
+    return entries;
   }
 
   // --- usage ---
@@ -435,7 +490,7 @@ export class RedisStore implements Store {
   }
 
   /** One HGETALL per day of the range, pipelined (ioredis writes each without waiting for the replies before it). */
-  async usage(query: UsageQuery): Promise<UsageRow[]> {
+  async listUsage(query: UsageQuery): Promise<UsageRow[]> {
     const first = dayStart(query.from);
     const last = dayStart(query.to);
     const days: string[] = [];
@@ -494,6 +549,11 @@ export class RedisStore implements Store {
     // UNLINK frees a large hash off Redis's main thread (https://redis.io/docs/latest/commands/unlink/);
     // one key per call, since each day is its own slot.
     await Promise.all([...new Set(old)].map((key) => this.client.unlink(key)));
+  }
+
+  /** Redis answers a PING. */
+  async ping(): Promise<void> {
+    await this.client.ping();
   }
 
   /** Disconnects the subscriber this store made; the shared client is its owner's to close. */

@@ -1,7 +1,7 @@
 // The embedded store of a gateway without Redis: one SQLite file, written by this process only.
 // better-sqlite3 is synchronous (a statement runs on the calling thread, microseconds for these
-// row sizes), so the methods of Store are async only to share the Redis store's signatures, and
-// LedgerPersistence's are plain calls. https://github.com/WiseLibs/better-sqlite3/blob/master/docs/api.md
+// row sizes), so the methods are async only to share the other backends' signatures
+// (store/types.ts). https://github.com/WiseLibs/better-sqlite3/blob/master/docs/api.md
 //
 // WAL journal with synchronous = NORMAL: a commit is an append to the write-ahead log, without an
 // fsync per transaction; a power loss can lose the last transactions but never corrupts the file
@@ -18,7 +18,18 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { AuditEntry, KeyRecord, LedgerPersistence, Store, UsageQuery, UsageRow } from './types.js';
+import type {
+  AuditEntry,
+  AuditStore,
+  KeyRecord,
+  KeyStore,
+  LedgerRow,
+  LedgerStore,
+  Storage,
+  UsageQuery,
+  UsageRow,
+  UsageStore,
+} from './types.js';
 
 /** The user_version this code writes and reads. */
 export const SQLITE_SCHEMA_VERSION = 2;
@@ -119,14 +130,12 @@ interface UsageDbRow {
   errors: number;
 }
 
-interface LedgerRow {
+interface LedgerDbRow {
   account: string;
   period_id: string;
   spent: number;
   topup: number;
 }
-
-type Ledger = { account: string; periodId: string; spent: number; topup: number };
 
 function toRow(r: KeyRecord): KeyRow {
   return {
@@ -159,6 +168,16 @@ function fromRow(row: KeyRow): KeyRecord {
     digest: row.digest,
     previous:
       row.previous_digest === null || row.previous_until === null ? null : { digest: row.previous_digest, until: row.previous_until },
+  };
+}
+
+function auditRow(entry: AuditEntry): AuditRow {
+  return {
+    at: entry.at,
+    action: entry.action,
+    key_id: entry.keyId,
+    before: entry.before === null ? null : JSON.stringify(entry.before),
+    after: entry.after === null ? null : JSON.stringify(entry.after),
   };
 }
 
@@ -223,22 +242,28 @@ function prepareStatements(db: Database.Database) {
     pruneUsage: db.prepare<[string]>('DELETE FROM usage WHERE day < ?'),
     addBatch: db.prepare<[string, number]>('INSERT INTO usage_batches (id, at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING'),
     forgetBatches: db.prepare<[number]>('DELETE FROM usage_batches WHERE at < ?'),
-    loadLedgers: db.prepare<[], LedgerRow>('SELECT * FROM ledgers ORDER BY account'),
-    saveLedger: db.prepare<LedgerRow>(
+    loadLedgers: db.prepare<[], LedgerDbRow>('SELECT * FROM ledgers ORDER BY account'),
+    saveLedger: db.prepare<LedgerDbRow>(
       `INSERT INTO ledgers (account, period_id, spent, topup) VALUES (@account, @period_id, @spent, @topup)
        ON CONFLICT (account) DO UPDATE SET period_id = excluded.period_id, spent = excluded.spent, topup = excluded.topup`,
     ),
   };
 }
 
-export class SqliteStore implements Store, LedgerPersistence {
+export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, LedgerStore {
   readonly kind = 'sqlite';
+  readonly keys = this;
+  readonly audit = this;
+  readonly usage = this;
+  readonly ledgers = this;
   private readonly db: Database.Database;
   private readonly watchers: { changed: (id: string) => void }[] = [];
   private readonly stmt: ReturnType<typeof prepareStatements>;
   /** Transaction functions, made once too (https://github.com/WiseLibs/better-sqlite3/blob/master/docs/api.md#transactionfunction---function). */
   private readonly addUsageTx: (rows: readonly UsageRow[], batchId: string) => void;
-  private readonly saveLedgersTx: (rows: readonly Ledger[]) => void;
+  private readonly saveLedgersTx: (rows: readonly LedgerRow[]) => void;
+  /** A key write and its audit entry: both or neither. */
+  private readonly keyWriteTx: (write: () => boolean, audit: AuditEntry) => boolean;
 
   constructor(
     path: string,
@@ -273,8 +298,14 @@ export class SqliteStore implements Store, LedgerPersistence {
         });
       }
     });
-    this.saveLedgersTx = this.db.transaction((rows: readonly Ledger[]) => {
+    this.saveLedgersTx = this.db.transaction((rows: readonly LedgerRow[]) => {
       for (const r of rows) stmt.saveLedger.run({ account: r.account, period_id: r.periodId, spent: r.spent, topup: r.topup });
+    });
+    // The write, then its audit entry if it changed something; an error in either undoes both.
+    this.keyWriteTx = this.db.transaction((write: () => boolean, audit: AuditEntry): boolean => {
+      const changed = write();
+      if (changed) stmt.insertAudit.run(auditRow(audit));
+      return changed;
     });
   }
 
@@ -314,40 +345,48 @@ export class SqliteStore implements Store, LedgerPersistence {
     });
   }
 
-  createKey(record: KeyRecord): Promise<boolean> {
+  createKey(record: KeyRecord, audit: AuditEntry): Promise<boolean> {
     return attempt(() => {
-      try {
-        this.stmt.insertKey.run(toRow(record));
-      } catch (err) {
-        if (isConstraint(err, 'SQLITE_CONSTRAINT_UNIQUE')) return false;
-        // An id that exists is a caller's bug (ids are 80 random bits), not a taken name.
-        if (isConstraint(err, 'SQLITE_CONSTRAINT_PRIMARYKEY')) throw new Error(`key id ${record.id} exists`);
-        throw err;
-      }
-      this.notify(record.id);
-      return true;
+      const created = this.keyWriteTx(() => {
+        try {
+          this.stmt.insertKey.run(toRow(record));
+        } catch (err) {
+          if (isConstraint(err, 'SQLITE_CONSTRAINT_UNIQUE')) return false;
+          // An id that exists is a caller's bug (ids are 80 random bits), not a taken name.
+          if (isConstraint(err, 'SQLITE_CONSTRAINT_PRIMARYKEY')) throw new Error(`key id ${record.id} exists`);
+          throw err;
+        }
+        return true;
+      }, audit);
+      if (created) this.notify(record.id);
+      return created;
     });
   }
 
-  updateKey(record: KeyRecord): Promise<boolean> {
+  updateKey(record: KeyRecord, audit: AuditEntry): Promise<boolean> {
     return attempt(() => {
-      let changes: number;
-      try {
-        changes = this.stmt.updateKey.run(toRow(record)).changes;
-      } catch (err) {
-        if (isConstraint(err, 'SQLITE_CONSTRAINT_UNIQUE')) return false;
-        throw err;
-      }
-      // Never an upsert: that would bring back a key another request deleted meanwhile.
-      if (changes === 0) throw new Error(`no run-time key ${record.id}`);
-      this.notify(record.id);
-      return true;
+      const updated = this.keyWriteTx(() => {
+        let changes: number;
+        try {
+          changes = this.stmt.updateKey.run(toRow(record)).changes;
+        } catch (err) {
+          if (isConstraint(err, 'SQLITE_CONSTRAINT_UNIQUE')) return false;
+          throw err;
+        }
+        // Never an upsert: that would bring back a key another request deleted meanwhile.
+        if (changes === 0) throw new Error(`no run-time key ${record.id}`);
+        return true;
+      }, audit);
+      if (updated) this.notify(record.id);
+      return updated;
     });
   }
 
-  deleteKey(id: string): Promise<void> {
+  deleteKey(id: string, audit: AuditEntry): Promise<boolean> {
     return attempt(() => {
-      if (this.stmt.deleteKey.run(id).changes > 0) this.notify(id);
+      const deleted = this.keyWriteTx(() => this.stmt.deleteKey.run(id).changes > 0, audit);
+      if (deleted) this.notify(id);
+      return deleted;
     });
   }
 
@@ -358,13 +397,7 @@ export class SqliteStore implements Store, LedgerPersistence {
 
   appendAudit(entry: AuditEntry): Promise<void> {
     return attempt(() => {
-      this.stmt.insertAudit.run({
-        at: entry.at,
-        action: entry.action,
-        key_id: entry.keyId,
-        before: entry.before === null ? null : JSON.stringify(entry.before),
-        after: entry.after === null ? null : JSON.stringify(entry.after),
-      });
+      this.stmt.insertAudit.run(auditRow(entry));
     });
   }
 
@@ -387,7 +420,7 @@ export class SqliteStore implements Store, LedgerPersistence {
     });
   }
 
-  usage(query: UsageQuery): Promise<UsageRow[]> {
+  listUsage(query: UsageQuery): Promise<UsageRow[]> {
     return attempt(() =>
       this.stmt.usage
         .all({
@@ -418,12 +451,21 @@ export class SqliteStore implements Store, LedgerPersistence {
     });
   }
 
-  loadLedgers(): Ledger[] {
-    return this.stmt.loadLedgers.all().map((r) => ({ account: r.account, periodId: r.period_id, spent: r.spent, topup: r.topup }));
+  loadLedgers(): Promise<LedgerRow[]> {
+    return attempt(() =>
+      this.stmt.loadLedgers.all().map((r) => ({ account: r.account, periodId: r.period_id, spent: r.spent, topup: r.topup })),
+    );
   }
 
-  saveLedgers(rows: readonly Ledger[]): void {
-    this.saveLedgersTx(rows);
+  saveLedgers(rows: readonly LedgerRow[]): Promise<void> {
+    return attempt(() => {
+      if (rows.length > 0) this.saveLedgersTx(rows);
+    });
+  }
+
+  /** An open file answers. */
+  ping(): Promise<void> {
+    return this.db.open ? Promise.resolve() : Promise.reject(new Error('the store file is closed'));
   }
 
   close(): Promise<void> {

@@ -1,8 +1,11 @@
 // What the gateway keeps beyond its configuration, so that an API business can run on it: the
-// keys created at run time, the audit trail of every admin write, and usage rows to bill from.
-// Two implementations with one contract suite (test/contracts/store.test.ts): SQLite
-// (sqlite.ts, the embedded store of a gateway without Redis) and Redis (redis.ts, shared by every
-// gateway process). Times are unix milliseconds; days are UTC `YYYY-MM-DD`.
+// keys created at run time, the audit trail of every admin write, usage rows to bill from, and
+// (for a gateway without Redis) what each account spent. Four interfaces, each with one contract
+// suite that every backend runs (test/contracts/store.test.ts): memory (memory.ts), SQLite
+// (sqlite.ts, the embedded default), Redis (redis.ts, shared by every gateway process of one
+// Redis) and PostgreSQL (postgres.ts, shared by every host). open.ts chooses the backend from the
+// configuration. Every method is asynchronous, so that a networked database can implement it.
+// Times are unix milliseconds; days are UTC `YYYY-MM-DD` (day.ts).
 
 /** A key created through the admin API. Its secret is never stored: only its sha256 digest. */
 export interface KeyRecord {
@@ -67,29 +70,37 @@ export interface UsageQuery {
   route?: string | undefined;
 }
 
-export interface Store {
-  readonly kind: 'sqlite' | 'redis';
-
+/**
+ * Run-time keys. Every write carries its audit entry and stores both in one transaction: a key
+ * is never changed without its record in the audit trail, nor the other way round.
+ */
+export interface KeyStore {
   /** Every run-time key (the gateway holds them all in memory: keys/ring.ts). */
   listKeys(): Promise<KeyRecord[]>;
   getKey(id: string): Promise<KeyRecord | undefined>;
-  /** Stores a new key; false (and nothing stored) when another run-time key has its name. */
-  createKey(record: KeyRecord): Promise<boolean>;
-  /** Replaces a key's record; false (and nothing changed) when another run-time key has the new name. */
-  updateKey(record: KeyRecord): Promise<boolean>;
-  /** Forgets a key (its usage rows and audit entries stay). */
-  deleteKey(id: string): Promise<void>;
+  /** Stores a new key and its audit entry; false (and nothing stored) when another run-time key has its name. */
+  createKey(record: KeyRecord, audit: AuditEntry): Promise<boolean>;
+  /** Replaces a key's record and appends its audit entry; false (and nothing changed) when another run-time key has the new name. */
+  updateKey(record: KeyRecord, audit: AuditEntry): Promise<boolean>;
+  /** Forgets a key (its usage rows and earlier audit entries stay) and appends its audit entry; false when there was no such key (nothing appended). */
+  deleteKey(id: string, audit: AuditEntry): Promise<boolean>;
   /**
    * Tells this process when a key was created, changed or deleted by any process (this one
-   * included), by id, and when it may have missed some (`resync`: read them all again). SQLite
-   * serves one process, so it tells of its own writes only.
+   * included), by id, and when it may have missed some (`resync`: read them all again). An
+   * embedded store serves one process, so it tells of its own writes only.
    */
   watchKeys(changed: (id: string) => void, resync: () => void): void;
+}
 
+/** The audit trail: what was changed by whom and when, to settle a dispute from. */
+export interface AuditStore {
+  /** An entry of a write that is not a key's (a top-up of credits). */
   appendAudit(entry: AuditEntry): Promise<void>;
   /** Entries with `from <= at <= to`, oldest first, of one key if given. */
   listAudit(query: { from: number; to: number; keyId?: string | undefined }): Promise<AuditEntry[]>;
+}
 
+export interface UsageStore {
   /**
    * Adds the counts of each row to the stored row of its day, key, chain and route, atomically,
    * and at most once per `batchId`: the same batch sent again (after a write whose outcome is
@@ -97,19 +108,40 @@ export interface Store {
    */
   addUsage(rows: readonly UsageRow[], batchId: string): Promise<void>;
   /** Stored rows matching the query, ordered by day, key, chain, route. */
-  usage(query: UsageQuery): Promise<UsageRow[]>;
+  listUsage(query: UsageQuery): Promise<UsageRow[]>;
   /** Forgets the rows of days before `day`. */
   pruneUsage(beforeDay: string): Promise<void>;
+}
 
-  close(): Promise<void>;
+/** What an account spent in its current period, and its bought credits left. */
+export interface LedgerRow {
+  account: string;
+  periodId: string;
+  spent: number;
+  topup: number;
 }
 
 /**
  * What an in-process quota store (quota/memory.ts) needs to survive a restart without Redis:
- * the credits each account spent in its current period, and its bought credits. SQLite only.
+ * every account's ledger. Not offered where Redis keeps the counters.
  */
-export interface LedgerPersistence {
-  loadLedgers(): { account: string; periodId: string; spent: number; topup: number }[];
+export interface LedgerStore {
+  loadLedgers(): Promise<LedgerRow[]>;
   /** Upserts, in one transaction. */
-  saveLedgers(rows: readonly { account: string; periodId: string; spent: number; topup: number }[]): void;
+  saveLedgers(rows: readonly LedgerRow[]): Promise<void>;
+}
+
+export type StorageKind = 'memory' | 'sqlite' | 'redis' | 'postgres';
+
+/** The records of one gateway, as open.ts chose them from its configuration. */
+export interface Storage {
+  readonly kind: StorageKind;
+  readonly keys: KeyStore;
+  readonly audit: AuditStore;
+  readonly usage: UsageStore;
+  /** Undefined where the quota counters live in Redis. */
+  readonly ledgers: LedgerStore | undefined;
+  /** Resolves when the backend answers; rejects with why not (/readyz). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
 }

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { UsageCounts, UsageRow } from '../store/types.js';
 import { ThrottledWarning } from '../observability/throttled-log.js';
-import { DAY_MS, utcDay } from './day.js';
+import { DAY_MS, utcDay } from '../store/day.js';
 
 /** How often counts are written to the store. */
 export const USAGE_FLUSH_MS = 1_000;

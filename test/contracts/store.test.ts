@@ -15,8 +15,9 @@ import { Cluster, Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisClient } from '../../src/redis/client.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/store/redis.js';
+import { MemoryStore } from '../../src/store/memory.js';
 import { SQLITE_SCHEMA_VERSION, SqliteStore } from '../../src/store/sqlite.js';
-import type { AuditEntry, KeyRecord, Store, UsageRow } from '../../src/store/types.js';
+import type { AuditEntry, KeyRecord, Storage, UsageRow } from '../../src/store/types.js';
 import { startCluster, type TestCluster } from '../support/redis-cluster.js';
 import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
@@ -65,6 +66,9 @@ function key(over: Partial<KeyRecord> = {}): KeyRecord {
   };
 }
 
+/** The audit entry a key write carries (the key tests do not read it back; the audit suite does). */
+const note = (action: AuditEntry['action']): AuditEntry => ({ at: Date.now(), action, keyId: 'key_note', before: null, after: null });
+
 const byId = (a: KeyRecord, b: KeyRecord) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 function row(day: string, keyId: string, chain: string, route: string, counts: Partial<UsageRow> = {}): UsageRow {
@@ -75,9 +79,9 @@ function row(day: string, keyId: string, chain: string, route: string, counts: P
 
 /** One store's data as a test sees it: the store, another on the same data, and every string it holds. */
 interface World {
-  store: Store;
+  store: Storage;
   /** Another gateway process on the same data (Redis); a second connection to the file (SQLite). */
-  another(): Store;
+  another(): Storage;
   /** Every string stored: values, hash fields, set members, stream fields, columns; JSON taken apart. */
   dump(): Promise<string[]>;
 }
@@ -117,6 +121,31 @@ function leaves(value: unknown, out: string[] = []): string[] {
     }
   }
   return out;
+}
+
+function memoryBackend(): Backend {
+  return {
+    name: 'memory',
+    setup: () => Promise.resolve(),
+    teardown: () => Promise.resolve(),
+    world() {
+      const store = new MemoryStore();
+      cleanups.push(() => store.close());
+      return {
+        store,
+        // One process's memory: another process has its own, so the same store stands for it.
+        another: () => store,
+        async dump() {
+          const out: string[] = [];
+          leaves(await store.keys.listKeys(), out);
+          leaves(await store.audit.listAudit({ from: 0, to: Number.MAX_SAFE_INTEGER }), out);
+          leaves(await store.usage.listUsage({ from: '0000-01-01', to: '9999-12-31' }), out);
+          leaves(await store.ledgers.loadLedgers(), out);
+          return out;
+        },
+      };
+    },
+  };
 }
 
 function sqliteBackend(): Backend {
@@ -260,21 +289,22 @@ function clusterBackend(): Backend {
  * Waits until `watcher` hears of a write made through `writer` (its subscription is up), and
  * returns the id of the probe key written for it, for the test to leave out of what it counts.
  */
-async function listening(writer: Store, heard: string[]): Promise<string> {
+async function listening(writer: Storage, heard: string[]): Promise<string> {
   const probe = key();
-  expect(await writer.createKey(probe)).toBe(true);
+  expect(await writer.keys.createKey(probe, note('create'))).toBe(true);
   await until(async () => {
     if (heard.includes(probe.id)) return true;
-    await writer.updateKey({ ...probe, plan: `p${serial++}` });
+    await writer.keys.updateKey({ ...probe, plan: `p${serial++}` }, note('update'));
     return false;
   }, 'the watcher to hear of the probe key');
   return probe.id;
 }
 
+const memory = memoryBackend();
 const sqlite = sqliteBackend();
 const redis = redisBackend();
 const cluster = clusterBackend();
-const backends = [sqlite, redis, cluster];
+const backends = [memory, sqlite, redis, cluster];
 beforeAll(() => Promise.all(backends.map((b) => b.setup())), 30_000);
 afterAll(() => Promise.all(backends.map((b) => b.teardown())));
 
@@ -293,33 +323,33 @@ describe.each(backends)('store contract: $name', (backend) => {
         expiresAt: 1_800_000_000_000,
         previous: { digest: 'ab'.repeat(32), until: 1_790_000_600_000 },
       });
-      expect(await store.createKey(plain)).toBe(true);
-      expect(await store.createKey(full)).toBe(true);
-      expect(await store.getKey(plain.id)).toEqual(plain);
-      expect(await store.getKey(full.id)).toEqual(full);
-      expect(await store.getKey('key_unknown')).toBeUndefined();
-      expect((await store.listKeys()).sort(byId)).toEqual([plain, full].sort(byId));
+      expect(await store.keys.createKey(plain, note('create'))).toBe(true);
+      expect(await store.keys.createKey(full, note('create'))).toBe(true);
+      expect(await store.keys.getKey(plain.id)).toEqual(plain);
+      expect(await store.keys.getKey(full.id)).toEqual(full);
+      expect(await store.keys.getKey('key_unknown')).toBeUndefined();
+      expect((await store.keys.listKeys()).sort(byId)).toEqual([plain, full].sort(byId));
     });
 
     it('a name another key has is refused on create, and nothing of the refused key is stored', async () => {
       const { store } = backend.world();
       const first = key();
       const second = key({ name: first.name, plan: 'other' });
-      expect(await store.createKey(first)).toBe(true);
-      expect(await store.createKey(second)).toBe(false);
-      expect(await store.getKey(second.id)).toBeUndefined();
-      expect(await store.listKeys()).toEqual([first]);
+      expect(await store.keys.createKey(first, note('create'))).toBe(true);
+      expect(await store.keys.createKey(second, note('create'))).toBe(false);
+      expect(await store.keys.getKey(second.id)).toBeUndefined();
+      expect(await store.keys.listKeys()).toEqual([first]);
     });
 
     it('an update replaces the record; a rename onto a taken name is refused and changes nothing; a renamed key frees its old name', async () => {
       const { store } = backend.world();
       const a = key();
       const b = key();
-      await store.createKey(a);
-      await store.createKey(b);
+      await store.keys.createKey(a, note('create'));
+      await store.keys.createKey(b, note('create'));
 
-      expect(await store.updateKey({ ...a, name: b.name, plan: 'pro' })).toBe(false);
-      expect(await store.getKey(a.id)).toEqual(a);
+      expect(await store.keys.updateKey({ ...a, name: b.name, plan: 'pro' }, note('update'))).toBe(false);
+      expect(await store.keys.getKey(a.id)).toEqual(a);
 
       const renamed: KeyRecord = {
         ...a,
@@ -328,68 +358,96 @@ describe.each(backends)('store contract: $name', (backend) => {
         chains: ['137'],
         previous: { digest: a.digest, until: 1_790_000_900_000 },
       };
-      expect(await store.updateKey(renamed)).toBe(true);
-      expect(await store.getKey(a.id)).toEqual(renamed);
+      expect(await store.keys.updateKey(renamed, note('update'))).toBe(true);
+      expect(await store.keys.getKey(a.id)).toEqual(renamed);
       // Same name, other fields: not a conflict with itself.
       const disabled: KeyRecord = { ...renamed, status: 'disabled' };
-      expect(await store.updateKey(disabled)).toBe(true);
-      expect(await store.getKey(a.id)).toEqual(disabled);
+      expect(await store.keys.updateKey(disabled, note('update'))).toBe(true);
+      expect(await store.keys.getKey(a.id)).toEqual(disabled);
 
       const c = key({ name: a.name });
-      expect(await store.createKey(c)).toBe(true);
-      expect(await store.createKey(key({ name: 'renamed' }))).toBe(false);
-      expect((await store.listKeys()).sort(byId)).toEqual([disabled, b, c].sort(byId));
+      expect(await store.keys.createKey(c, note('create'))).toBe(true);
+      expect(await store.keys.createKey(key({ name: 'renamed' }), note('create'))).toBe(false);
+      expect((await store.keys.listKeys()).sort(byId)).toEqual([disabled, b, c].sort(byId));
     });
 
     it('a deleted key is gone from get and list, its name is free again, and deleting it twice is harmless', async () => {
       const { store } = backend.world();
       const a = key();
       const b = key();
-      await store.createKey(a);
-      await store.createKey(b);
-      await store.deleteKey(a.id);
-      expect(await store.getKey(a.id)).toBeUndefined();
-      expect(await store.listKeys()).toEqual([b]);
-      await store.deleteKey(a.id);
-      await store.deleteKey('key_never_existed');
+      await store.keys.createKey(a, note('create'));
+      await store.keys.createKey(b, note('create'));
+      await store.keys.deleteKey(a.id, note('revoke'));
+      expect(await store.keys.getKey(a.id)).toBeUndefined();
+      expect(await store.keys.listKeys()).toEqual([b]);
+      await store.keys.deleteKey(a.id, note('revoke'));
+      await store.keys.deleteKey('key_never_existed', note('revoke'));
       const again = key({ name: a.name });
-      expect(await store.createKey(again)).toBe(true);
-      expect((await store.listKeys()).sort(byId)).toEqual([b, again].sort(byId));
+      expect(await store.keys.createKey(again, note('create'))).toBe(true);
+      expect((await store.keys.listKeys()).sort(byId)).toEqual([b, again].sort(byId));
     });
 
     it('updating a key that does not exist is an error, never an insert; creating an id that exists is an error', async () => {
       const { store } = backend.world();
       const ghost = key();
-      await expect(store.updateKey(ghost)).rejects.toThrow(`no run-time key ${ghost.id}`);
-      expect(await store.getKey(ghost.id)).toBeUndefined();
+      await expect(store.keys.updateKey(ghost, note('update'))).rejects.toThrow(`no run-time key ${ghost.id}`);
+      expect(await store.keys.getKey(ghost.id)).toBeUndefined();
       const a = key();
-      await store.createKey(a);
-      await expect(store.createKey({ ...a, name: 'another name' })).rejects.toThrow(`key id ${a.id} exists`);
-      expect(await store.listKeys()).toEqual([a]);
+      await store.keys.createKey(a, note('create'));
+      await expect(store.keys.createKey({ ...a, name: 'another name' }, note('create'))).rejects.toThrow(`key id ${a.id} exists`);
+      expect(await store.keys.listKeys()).toEqual([a]);
     });
 
     it("tells its watcher of the store's own creates, updates and deletes, by id, once each, and of nothing refused", async () => {
       const { store } = backend.world();
       const heard: string[] = [];
       let resyncs = 0;
-      store.watchKeys(
+      store.keys.watchKeys(
         (id) => heard.push(id),
         () => resyncs++,
       );
       const probe = await listening(store, heard);
       const a = key();
       const b = key();
-      await store.createKey(a);
-      await store.updateKey({ ...a, plan: 'pro' });
-      expect(await store.createKey(key({ name: a.name }))).toBe(false);
-      const probeName = (await store.getKey(probe))!.name;
-      expect(await store.updateKey({ ...a, name: probeName })).toBe(false);
-      await store.deleteKey(a.id);
-      await store.deleteKey(a.id); // nothing left to delete: no notice
-      await store.createKey(b); // the last write: once heard, every notice before it has arrived
+      await store.keys.createKey(a, note('create'));
+      await store.keys.updateKey({ ...a, plan: 'pro' }, note('update'));
+      expect(await store.keys.createKey(key({ name: a.name }), note('create'))).toBe(false);
+      const probeName = (await store.keys.getKey(probe))!.name;
+      expect(await store.keys.updateKey({ ...a, name: probeName }, note('update'))).toBe(false);
+      await store.keys.deleteKey(a.id, note('revoke'));
+      await store.keys.deleteKey(a.id, note('revoke')); // nothing left to delete: no notice
+      await store.keys.createKey(b, note('create')); // the last write: once heard, every notice before it has arrived
       await until(() => heard.includes(b.id), 'the notice of the last write', 1_000);
       expect(heard.filter((id) => id !== probe)).toEqual([a.id, a.id, a.id, b.id]);
       expect(resyncs).toBe(0);
+    });
+  });
+
+  describe('key writes and their audit entries', () => {
+    it('every key write stores its audit entry with it; a refused write stores neither', async () => {
+      const { store } = backend.world();
+      const t = Date.now();
+      const at = (n: number, action: AuditEntry['action'], keyId: string): AuditEntry => ({
+        at: t + n,
+        action,
+        keyId,
+        before: action === 'create' ? null : { n },
+        after: action === 'revoke' ? null : { n },
+      });
+      const a = key();
+      const b = key();
+      expect(await store.keys.createKey(a, at(1, 'create', a.id))).toBe(true);
+      expect(await store.keys.createKey(b, at(2, 'create', b.id))).toBe(true);
+      // Refused: a name taken, on create and on rename; a delete of nothing.
+      expect(await store.keys.createKey(key({ name: a.name }), at(3, 'create', 'key_refused'))).toBe(false);
+      expect(await store.keys.updateKey({ ...a, name: b.name }, at(4, 'update', a.id))).toBe(false);
+      expect(await store.keys.deleteKey('key_never_existed', at(5, 'revoke', 'key_never_existed'))).toBe(false);
+      await expect(store.keys.updateKey(key(), at(6, 'update', 'key_ghost'))).rejects.toThrow('no run-time key');
+      expect(await store.keys.updateKey({ ...a, plan: 'pro' }, at(7, 'update', a.id))).toBe(true);
+      expect(await store.keys.deleteKey(b.id, at(8, 'revoke', b.id))).toBe(true);
+      expect(await store.keys.deleteKey(b.id, at(9, 'revoke', b.id))).toBe(false);
+      const trail = await store.audit.listAudit({ from: t, to: t + 100 });
+      expect(trail).toEqual([at(1, 'create', a.id), at(2, 'create', b.id), at(7, 'update', a.id), at(8, 'revoke', b.id)]);
     });
   });
 
@@ -412,15 +470,15 @@ describe.each(backends)('store contract: $name', (backend) => {
       const e4 = entry(t + 300, 'roll', 'key_a', { prefix: 'egw_abcdefgh' });
       const e5 = entry(t + 400, 'revoke', 'key_a', { status: 'disabled' });
       const e0 = entry(t - 5_000, 'create', 'key_b');
-      for (const e of [e1, e2, e3, e4, e5, e0]) await store.appendAudit(e);
+      for (const e of [e1, e2, e3, e4, e5, e0]) await store.audit.appendAudit(e);
 
-      expect(await store.listAudit({ from: t + 100, to: t + 300 })).toEqual([e1, e3, e2, e4]);
-      expect(await store.listAudit({ from: t + 100, to: t + 300, keyId: 'key_a' })).toEqual([e1, e3, e4]);
-      expect(await store.listAudit({ from: t + 200, to: t + 200 })).toEqual([e3]);
-      expect(await store.listAudit({ from: t + 301, to: t + 10_000 })).toEqual([e5]);
-      expect(await store.listAudit({ from: 0, to: t + 10_000, keyId: 'key_b' })).toEqual([e0, e2]);
-      expect(await store.listAudit({ from: t + 401, to: t + 10_000 })).toEqual([]);
-      expect(await store.listAudit({ from: t + 300, to: t + 100 })).toEqual([]);
+      expect(await store.audit.listAudit({ from: t + 100, to: t + 300 })).toEqual([e1, e3, e2, e4]);
+      expect(await store.audit.listAudit({ from: t + 100, to: t + 300, keyId: 'key_a' })).toEqual([e1, e3, e4]);
+      expect(await store.audit.listAudit({ from: t + 200, to: t + 200 })).toEqual([e3]);
+      expect(await store.audit.listAudit({ from: t + 301, to: t + 10_000 })).toEqual([e5]);
+      expect(await store.audit.listAudit({ from: 0, to: t + 10_000, keyId: 'key_b' })).toEqual([e0, e2]);
+      expect(await store.audit.listAudit({ from: t + 401, to: t + 10_000 })).toEqual([]);
+      expect(await store.audit.listAudit({ from: t + 300, to: t + 100 })).toEqual([]);
     });
   });
 
@@ -429,15 +487,15 @@ describe.each(backends)('store contract: $name', (backend) => {
       const { store } = backend.world();
       const d = today();
       const route = 'blocks/{block_hash_or_number_param}';
-      await store.addUsage([row(d, 'key_a', '1', route, { requests: 3, credits: 60, cacheHits: 1, refused: 0, errors: 1 })], batch());
-      await store.addUsage(
+      await store.usage.addUsage([row(d, 'key_a', '1', route, { requests: 3, credits: 60, cacheHits: 1, refused: 0, errors: 1 })], batch());
+      await store.usage.addUsage(
         [
           row(d, 'key_a', '1', route, { requests: 2, credits: 40, cacheHits: 2, refused: 1, errors: 0 }),
           row(d, 'key_a', '1', route, { requests: 0, credits: -20, cacheHits: 0, refused: 0, errors: 0 }),
         ],
         batch(),
       );
-      expect(await store.usage({ from: d, to: d })).toEqual([
+      expect(await store.usage.listUsage({ from: d, to: d })).toEqual([
         row(d, 'key_a', '1', route, { requests: 5, credits: 80, cacheHits: 3, refused: 1, errors: 1 }),
       ]);
     });
@@ -449,17 +507,17 @@ describe.each(backends)('store contract: $name', (backend) => {
         row(today(-1), 'key_r', '1', 'stats', { requests: 1 }),
       ];
       const id = batch();
-      await store.addUsage(rows, id);
-      await store.addUsage(rows, id);
-      expect(await store.usage({ from: today(-1), to: today() })).toEqual(rows.slice().reverse());
-      await store.addUsage(rows, batch());
-      expect((await store.usage({ from: today(), to: today() }))[0]).toMatchObject({ requests: 4, credits: 80 });
+      await store.usage.addUsage(rows, id);
+      await store.usage.addUsage(rows, id);
+      expect(await store.usage.listUsage({ from: today(-1), to: today() })).toEqual(rows.slice().reverse());
+      await store.usage.addUsage(rows, batch());
+      expect((await store.usage.listUsage({ from: today(), to: today() }))[0]).toMatchObject({ requests: 4, credits: 80 });
     });
 
     it('a row of zeros is stored as a row of zeros', async () => {
       const { store } = backend.world();
-      await store.addUsage([row(today(), 'key_z', '1', 'stats')], batch());
-      expect(await store.usage({ from: today(), to: today() })).toEqual([row(today(), 'key_z', '1', 'stats')]);
+      await store.usage.addUsage([row(today(), 'key_z', '1', 'stats')], batch());
+      expect(await store.usage.listUsage({ from: today(), to: today() })).toEqual([row(today(), 'key_z', '1', 'stats')]);
     });
 
     it('rows of several days, keys, chains and routes are filtered by the query and ordered by day, key, chain and route', async () => {
@@ -478,35 +536,35 @@ describe.each(backends)('store contract: $name', (backend) => {
         row(today(1), 'key_a', '1', 'stats', { requests: 9 }),
       ];
       // In two batches, so that one write is not the whole story.
-      await store.addUsage(rows.slice(0, 4), batch());
-      await store.addUsage(rows.slice(4), batch());
+      await store.usage.addUsage(rows.slice(0, 4), batch());
+      await store.usage.addUsage(rows.slice(4), batch());
       const [b2, a0odd, c1, a0, a1odd, b0, a2] = rows as [UsageRow, UsageRow, UsageRow, UsageRow, UsageRow, UsageRow, UsageRow];
 
-      expect(await store.usage({ from: d0, to: d2 })).toEqual([a0odd, a0, b0, a1odd, c1, a2, b2]);
-      expect(await store.usage({ from: d1, to: d1 })).toEqual([a1odd, c1]);
-      expect(await store.usage({ from: d0, to: d2, keyIds: new Set(['key_a', 'key_c']) })).toEqual([a0odd, a0, a1odd, c1, a2]);
-      expect(await store.usage({ from: d0, to: d2, keyIds: new Set<string>() })).toEqual([]);
-      expect(await store.usage({ from: d0, to: d2, chain: '10' })).toEqual([a1odd, b2]);
-      expect(await store.usage({ from: d0, to: d2, route: odd })).toEqual([a0odd, a1odd]);
-      expect(await store.usage({ from: d0, to: d2, keyIds: new Set(['key_a']), chain: '1', route: 'stats' })).toEqual([a0]);
-      expect(await store.usage({ from: d2, to: d0 })).toEqual([]);
-      expect((await store.usage({ from: today(-3), to: today(1) })).map((r) => r.requests)).toEqual([8, 2, 4, 6, 5, 3, 7, 1, 9]);
+      expect(await store.usage.listUsage({ from: d0, to: d2 })).toEqual([a0odd, a0, b0, a1odd, c1, a2, b2]);
+      expect(await store.usage.listUsage({ from: d1, to: d1 })).toEqual([a1odd, c1]);
+      expect(await store.usage.listUsage({ from: d0, to: d2, keyIds: new Set(['key_a', 'key_c']) })).toEqual([a0odd, a0, a1odd, c1, a2]);
+      expect(await store.usage.listUsage({ from: d0, to: d2, keyIds: new Set<string>() })).toEqual([]);
+      expect(await store.usage.listUsage({ from: d0, to: d2, chain: '10' })).toEqual([a1odd, b2]);
+      expect(await store.usage.listUsage({ from: d0, to: d2, route: odd })).toEqual([a0odd, a1odd]);
+      expect(await store.usage.listUsage({ from: d0, to: d2, keyIds: new Set(['key_a']), chain: '1', route: 'stats' })).toEqual([a0]);
+      expect(await store.usage.listUsage({ from: d2, to: d0 })).toEqual([]);
+      expect((await store.usage.listUsage({ from: today(-3), to: today(1) })).map((r) => r.requests)).toEqual([8, 2, 4, 6, 5, 3, 7, 1, 9]);
     });
 
     it('pruneUsage forgets the days before the given one and keeps that day and the ones after', async () => {
       const { store } = backend.world();
-      await store.addUsage(
+      await store.usage.addUsage(
         [3, 2, 1, 0].map((ago) => row(today(-ago), 'key_a', '1', 'stats', { requests: ago + 1 })),
         batch(),
       );
-      await store.pruneUsage(today(-2));
-      expect(await store.usage({ from: today(-10), to: today() })).toEqual([
+      await store.usage.pruneUsage(today(-2));
+      expect(await store.usage.listUsage({ from: today(-10), to: today() })).toEqual([
         row(today(-2), 'key_a', '1', 'stats', { requests: 3 }),
         row(today(-1), 'key_a', '1', 'stats', { requests: 2 }),
         row(today(), 'key_a', '1', 'stats', { requests: 1 }),
       ]);
-      await store.pruneUsage(today(1));
-      expect(await store.usage({ from: today(-10), to: today(1) })).toEqual([]);
+      await store.usage.pruneUsage(today(1));
+      expect(await store.usage.listUsage({ from: today(-10), to: today(1) })).toEqual([]);
     });
   });
 
@@ -526,21 +584,49 @@ describe.each(backends)('store contract: $name', (backend) => {
     const a = key();
     const secret = secrets.at(-1)!;
     // A caller's object carrying its secret along: only KeyRecord's fields are stored.
-    expect(await store.createKey({ ...a, secret } as KeyRecord)).toBe(true);
+    expect(await store.keys.createKey({ ...a, secret } as KeyRecord, note('create'))).toBe(true);
     await check([a.prefix], a.digest);
     const rolled = newSecret();
     const after = { ...a, digest: rolled.digest, prefix: rolled.prefix, previous: { digest: a.digest, until: 1 } };
-    expect(await store.updateKey({ ...after, secret: rolled.secret } as KeyRecord)).toBe(true);
-    await store.appendAudit({
+    expect(await store.keys.updateKey({ ...after, secret: rolled.secret } as KeyRecord, note('update'))).toBe(true);
+    await store.audit.appendAudit({
       at: Date.now(),
       action: 'roll',
       keyId: a.id,
       before: { prefix: a.prefix },
       after: { prefix: rolled.prefix },
     });
-    await store.addUsage([row(today(), a.id, '1', 'stats', { requests: 1 })], batch());
+    await store.usage.addUsage([row(today(), a.id, '1', 'stats', { requests: 1 })], batch());
     // a.prefix is still stored, in the audit entry's `before`.
     await check([a.prefix, rolled.prefix], rolled.digest);
+  });
+});
+
+// --- ledgers: the backends a gateway without Redis keeps its quota ledgers in ---
+
+const ledgerBackends = [memory, sqlite];
+describe.each(ledgerBackends)('ledger contract: $name', (backend) => {
+  it('saveLedgers upserts every row, and loadLedgers returns what was written, by account', async () => {
+    const world = backend.world();
+    const ledgers = world.store.ledgers!;
+    expect(await ledgers.loadLedgers()).toEqual([]);
+    await ledgers.saveLedgers([
+      { account: 'a', periodId: 'p1', spent: 10, topup: 100 },
+      { account: 'b', periodId: 'p1', spent: 20, topup: 0 },
+    ]);
+    await ledgers.saveLedgers([
+      { account: 'a', periodId: 'p2', spent: 0, topup: 90 },
+      { account: 'c', periodId: 'p2', spent: 5, topup: 1 },
+    ]);
+    await ledgers.saveLedgers([]);
+    const expected = [
+      { account: 'a', periodId: 'p2', spent: 0, topup: 90 },
+      { account: 'b', periodId: 'p1', spent: 20, topup: 0 },
+      { account: 'c', periodId: 'p2', spent: 5, topup: 1 },
+    ];
+    expect(await ledgers.loadLedgers()).toEqual(expected);
+    // Another store on the same data (a restart) reads them too.
+    expect(await world.another().ledgers!.loadLedgers()).toEqual(expected);
   });
 });
 
@@ -552,15 +638,15 @@ describe.each([redis, cluster])('Redis store, several gateway processes: $name',
     const one = world.store;
     const two = world.another();
     const a = key();
-    await one.createKey(a);
-    expect(await two.getKey(a.id)).toEqual(a);
+    await one.keys.createKey(a, note('create'));
+    expect(await two.keys.getKey(a.id)).toEqual(a);
     const updated: KeyRecord = { ...a, plan: 'pro', name: 'moved' };
-    expect(await two.updateKey(updated)).toBe(true);
-    expect(await one.getKey(a.id)).toEqual(updated);
-    expect(await one.createKey(key({ name: 'moved' }))).toBe(false);
-    expect(await two.createKey(key({ name: a.name }))).toBe(true);
-    await two.deleteKey(a.id);
-    expect((await one.listKeys()).map((k) => k.name)).toEqual([a.name]);
+    expect(await two.keys.updateKey(updated, note('update'))).toBe(true);
+    expect(await one.keys.getKey(a.id)).toEqual(updated);
+    expect(await one.keys.createKey(key({ name: 'moved' }), note('create'))).toBe(false);
+    expect(await two.keys.createKey(key({ name: a.name }), note('create'))).toBe(true);
+    await two.keys.deleteKey(a.id, note('revoke'));
+    expect((await one.keys.listKeys()).map((k) => k.name)).toEqual([a.name]);
   });
 
   it('two creates of one name at once store exactly one of them; so do two renames onto one name', async () => {
@@ -571,18 +657,21 @@ describe.each([redis, cluster])('Redis store, several gateway processes: $name',
       const name = `contested ${i}`;
       const x = key({ name });
       const y = key({ name });
-      const results = await Promise.all([one.createKey(x), two.createKey(y)]);
+      const results = await Promise.all([one.keys.createKey(x, note('create')), two.keys.createKey(y, note('create'))]);
       expect(results.filter(Boolean)).toHaveLength(1);
       const winner = results[0] ? x : y;
-      expect((await one.listKeys()).filter((k) => k.name === name)).toEqual([winner]);
+      expect((await one.keys.listKeys()).filter((k) => k.name === name)).toEqual([winner]);
     }
     const p = key();
     const q = key();
-    await one.createKey(p);
-    await one.createKey(q);
-    const renames = await Promise.all([one.updateKey({ ...p, name: 'target' }), two.updateKey({ ...q, name: 'target' })]);
+    await one.keys.createKey(p, note('create'));
+    await one.keys.createKey(q, note('create'));
+    const renames = await Promise.all([
+      one.keys.updateKey({ ...p, name: 'target' }, note('update')),
+      two.keys.updateKey({ ...q, name: 'target' }, note('update')),
+    ]);
     expect(renames.filter(Boolean)).toHaveLength(1);
-    expect((await two.listKeys()).filter((k) => k.name === 'target')).toHaveLength(1);
+    expect((await two.keys.listKeys()).filter((k) => k.name === 'target')).toHaveLength(1);
   });
 
   it('watchKeys hears, within a second, the ids of the changes made through the other store', async () => {
@@ -591,20 +680,20 @@ describe.each([redis, cluster])('Redis store, several gateway processes: $name',
     const writer = world.another();
     const heard: string[] = [];
     let resyncs = 0;
-    watcher.watchKeys(
+    watcher.keys.watchKeys(
       (id) => heard.push(id),
       () => resyncs++,
     );
     const probe = await listening(writer, heard);
     const a = key();
     const b = key();
-    await writer.createKey(a);
+    await writer.keys.createKey(a, note('create'));
     await until(() => heard.includes(a.id), 'the create', 1_000);
-    await writer.updateKey({ ...a, status: 'disabled' });
+    await writer.keys.updateKey({ ...a, status: 'disabled' }, note('update'));
     await until(() => heard.filter((id) => id === a.id).length === 2, 'the update', 1_000);
-    await writer.deleteKey(a.id);
+    await writer.keys.deleteKey(a.id, note('revoke'));
     await until(() => heard.filter((id) => id === a.id).length === 3, 'the delete', 1_000);
-    await writer.createKey(b);
+    await writer.keys.createKey(b, note('create'));
     await until(() => heard.includes(b.id), 'the last create', 1_000);
     expect(heard.filter((id) => id !== probe)).toEqual([a.id, a.id, a.id, b.id]);
     expect(resyncs).toBe(0);
@@ -620,12 +709,12 @@ describe.each([redis, cluster])('Redis store, several gateway processes: $name',
         row(day, 'key_a', '1', 'blocks/{block_hash_or_number_param}', { requests: 2, credits: 10, errors: 1 }),
       ]),
     );
-    await Promise.all(batches.map((rows, i) => stores[i % 2]!.addUsage(rows, batch())));
+    await Promise.all(batches.map((rows, i) => stores[i % 2]!.usage.addUsage(rows, batch())));
     const expected = days.flatMap((day) => [
       row(day, 'key_a', '1', 'blocks/{block_hash_or_number_param}', { requests: 80, credits: 400, errors: 40 }),
       row(day, 'key_a', '1', 'stats', { requests: 40, credits: 800, cacheHits: 20 }),
     ]);
-    expect(await world.another().usage({ from: days[0]!, to: days[1]! })).toEqual(expected);
+    expect(await world.another().usage.listUsage({ from: days[0]!, to: days[1]! })).toEqual(expected);
   });
 });
 
@@ -657,7 +746,7 @@ describe('Redis store', () => {
     cleanups.push(() => watcher.close());
     const heard: string[] = [];
     let resyncs = 0;
-    watcher.watchKeys(
+    watcher.keys.watchKeys(
       (id) => heard.push(id),
       () => resyncs++,
     );
@@ -666,12 +755,12 @@ describe('Redis store', () => {
 
     await proxy.cut();
     const missed = key();
-    await writer.createKey(missed); // published while the subscriber is away: lost
+    await writer.keys.createKey(missed, note('create')); // published while the subscriber is away: lost
     await proxy.restore();
     await until(() => resyncs === 1, 'a resync after the subscriber came back');
     expect(heard).not.toContain(missed.id);
     // Subscribed again before the resync was asked for: a change now is heard.
-    await writer.updateKey({ ...missed, plan: 'pro' });
+    await writer.keys.updateKey({ ...missed, plan: 'pro' }, note('update'));
     await until(() => heard.includes(missed.id), 'a change after the resync', 1_000);
 
     await proxy.cut();
@@ -687,16 +776,16 @@ describe('Redis store', () => {
     const store = new RedisStore(client, `${redis.prefix()}away:`, () => client.duplicate());
     cleanups.push(() => store.close());
     const a = key();
-    expect(await store.createKey(a)).toBe(true);
+    expect(await store.keys.createKey(a, note('create'))).toBe(true);
     await proxy.cut();
     await until(() => client.status !== 'ready', 'the connection to notice the cut');
-    await expect(store.getKey(a.id)).rejects.toThrow();
-    await expect(store.createKey(key())).rejects.toThrow();
-    await expect(store.addUsage([row(today(), a.id, '1', 'stats', { requests: 1 })], batch())).rejects.toThrow();
-    await expect(store.usage({ from: today(), to: today() })).rejects.toThrow();
+    await expect(store.keys.getKey(a.id)).rejects.toThrow();
+    await expect(store.keys.createKey(key(), note('create'))).rejects.toThrow();
+    await expect(store.usage.addUsage([row(today(), a.id, '1', 'stats', { requests: 1 })], batch())).rejects.toThrow();
+    await expect(store.usage.listUsage({ from: today(), to: today() })).rejects.toThrow();
     await proxy.restore();
     await until(() => client.status === 'ready', 'the connection again');
-    expect(await store.getKey(a.id)).toEqual(a);
+    expect(await store.keys.getKey(a.id)).toEqual(a);
   });
 
   it("a day's usage hash expires its retention after the end of its day, as the gateway's clock sees it", async () => {
@@ -711,7 +800,7 @@ describe('Redis store', () => {
     const future = today(3);
     const expired = today(-40); // ended more than 30 days ago
     const before = Date.now() + skew;
-    await store.addUsage(
+    await store.usage.addUsage(
       [past, future, expired].map((day) => row(day, 'key_a', '1', 'stats', { requests: 1 })),
       batch(),
     );
@@ -722,7 +811,7 @@ describe('Redis store', () => {
       expect(pttl).toBeGreaterThan(expected - 2_000);
     }
     expect(await redis.client().exists(store.usageKey(expired))).toBe(0);
-    expect(await store.usage({ from: expired, to: future })).toEqual(
+    expect(await store.usage.listUsage({ from: expired, to: future })).toEqual(
       [past, future].map((day) => row(day, 'key_a', '1', 'stats', { requests: 1 })),
     );
   });
@@ -732,18 +821,25 @@ describe('Redis store', () => {
     const p = redis.prefix();
     const c = redis.client();
     const a = key({ name: 'team {1}|ops:main' });
-    await store.createKey(a);
-    await store.appendAudit({ at: 1_790_000_000_123, action: 'create', keyId: a.id, before: null, after: { name: a.name } });
+    const created: AuditEntry = { at: 1_790_000_000_100, action: 'create', keyId: a.id, before: null, after: { name: a.name } };
+    await store.keys.createKey(a, created);
+    await store.audit.appendAudit({ at: 1_790_000_000_123, action: 'credits', keyId: a.id, before: null, after: { added: 5 } });
     const batchId = batch();
-    await store.addUsage([row(today(), a.id, '8453', 'blocks/{block_hash_or_number_param}', { requests: 2, credits: 40 })], batchId);
+    await store.usage.addUsage([row(today(), a.id, '8453', 'blocks/{block_hash_or_number_param}', { requests: 2, credits: 40 })], batchId);
 
     expect(await c.smembers(`${p}{keys}:ids`)).toEqual([a.id]);
     expect(JSON.parse((await c.get(`${p}{keys}:key:${a.id}`))!)).toEqual(a);
     expect(await c.get(`${p}{keys}:name:team {1}|ops:main`)).toBe(a.id);
-    const [[id, fields]] = (await c.xrange(`${p}{audit}`, '-', '+')) as [[string, string[]]];
-    expect(id).toBe('1790000000123-0');
-    expect(fields[0]).toBe('e');
-    expect(JSON.parse(fields[1]!)).toEqual({ at: 1_790_000_000_123, action: 'create', keyId: a.id, before: null, after: { name: a.name } });
+    const [[id0, fields0], [id1, fields1]] = (await c.xrange(`${p}{keys}:audit`, '-', '+')) as [string, string[]][] as [
+      [string, string[]],
+      [string, string[]],
+    ];
+    expect([id0, fields0[0], JSON.parse(fields0[1]!)]).toEqual(['1790000000100-0', 'e', created]);
+    expect([id1, fields1[0], JSON.parse(fields1[1]!)]).toEqual([
+      '1790000000123-0',
+      'e',
+      { at: 1_790_000_000_123, action: 'credits', keyId: a.id, before: null, after: { added: 5 } },
+    ]);
     expect(await c.hgetall(`${p}usage:{${today()}}`)).toEqual({
       [`${a.id}|8453|blocks%2F%7Bblock_hash_or_number_param%7D|requests`]: '2',
       [`${a.id}|8453|blocks%2F%7Bblock_hash_or_number_param%7D|credits`]: '40',
@@ -753,7 +849,7 @@ describe('Redis store', () => {
         `${p}{keys}:ids`,
         `${p}{keys}:key:${a.id}`,
         `${p}{keys}:name:team {1}|ops:main`,
-        `${p}{audit}`,
+        `${p}{keys}:audit`,
         `${p}usage:{${today()}}`,
         `${p}usage:{${today()}}:batch:${batchId}`,
       ].sort(),
@@ -767,12 +863,35 @@ describe('Redis store', () => {
   it('an audit entry older than the last one is kept, at its own instant, and the lag it caused is remembered', async () => {
     const { store } = redis.world();
     const p = redis.prefix();
-    await store.appendAudit({ at: 5_000, action: 'create', keyId: 'key_a', before: null, after: null });
-    await store.appendAudit({ at: 3_000, action: 'update', keyId: 'key_a', before: null, after: null });
-    expect((await redis.client().xrange(`${p}{audit}`, '-', '+')).map(([id]) => id)).toEqual(['5000-0', '5000-1']);
-    expect(await redis.client().get(`${p}{audit}:lag`)).toBe('2000');
-    expect((await store.listAudit({ from: 3_000, to: 3_000 })).map((e) => e.action)).toEqual(['update']);
-    await expect(store.appendAudit({ at: -1, action: 'create', keyId: 'key_a', before: null, after: null })).rejects.toThrow(RangeError);
+    await store.audit.appendAudit({ at: 5_000, action: 'create', keyId: 'key_a', before: null, after: null });
+    await store.audit.appendAudit({ at: 3_000, action: 'update', keyId: 'key_a', before: null, after: null });
+    expect((await redis.client().xrange(`${p}{keys}:audit`, '-', '+')).map(([id]) => id)).toEqual(['5000-0', '5000-1']);
+    expect(await redis.client().get(`${p}{keys}:audit:lag`)).toBe('2000');
+    expect((await store.audit.listAudit({ from: 3_000, to: 3_000 })).map((e) => e.action)).toEqual(['update']);
+    await expect(store.audit.appendAudit({ at: -1, action: 'create', keyId: 'key_a', before: null, after: null })).rejects.toThrow(
+      RangeError,
+    );
+    // A key write's entry is shifted the same way, inside its script.
+    const k = key();
+    await store.keys.createKey(k, { at: 4_000, action: 'create', keyId: k.id, before: null, after: null });
+    expect((await store.audit.listAudit({ from: 4_000, to: 4_000 })).map((e) => e.keyId)).toEqual([k.id]);
+  });
+
+  it('the audit trail an earlier gateway wrote at {audit} is still listed, merged by instant with the new one', async () => {
+    const { store } = redis.world();
+    const p = redis.prefix();
+    const c = redis.client();
+    const old = { at: 2_000, action: 'create', keyId: 'key_old', before: null, after: { name: 'old' } };
+    const shifted = { at: 1_500, action: 'update', keyId: 'key_old', before: null, after: null };
+    // As the gateway before the key scripts wrote them: `<at>-*` ids, a lag for a shifted entry.
+    await c.xadd(`${p}{audit}`, '2000-*', 'e', JSON.stringify(old));
+    await c.xadd(`${p}{audit}`, '2000-*', 'e', JSON.stringify(shifted));
+    await c.set(`${p}{audit}:lag`, '500');
+    const now: AuditEntry = { at: 1_800, action: 'credits', keyId: 'key_new', before: null, after: null };
+    await store.audit.appendAudit(now);
+    expect(await store.audit.listAudit({ from: 0, to: 10_000 })).toEqual([shifted, now, old]);
+    expect(await store.audit.listAudit({ from: 1_500, to: 1_500 })).toEqual([shifted]);
+    expect(await store.audit.listAudit({ from: 0, to: 10_000, keyId: 'key_new' })).toEqual([now]);
   });
 });
 
@@ -795,57 +914,45 @@ describe('SQLite store', () => {
       { account: 'acct-1', periodId: '2026-11', spent: 120, topup: 5_000 },
       { account: 'acct-2', periodId: '2026-11-23', spent: 0, topup: 0 },
     ];
-    await first.createKey(a);
-    await first.appendAudit(audit);
-    await first.addUsage([usage], batch());
-    first.saveLedgers(ledgers);
+    const created = note('create');
+    await first.keys.createKey(a, created);
+    await first.audit.appendAudit(audit);
+    await first.usage.addUsage([usage], batch());
+    await first.ledgers.saveLedgers(ledgers);
     await first.close();
 
     const second = new SqliteStore(file);
     cleanups.push(() => second.close());
-    expect(await second.listKeys()).toEqual([a]);
-    expect(await second.listAudit({ from: 0, to: Number.MAX_SAFE_INTEGER })).toEqual([audit]);
-    expect(await second.usage({ from: today(), to: today() })).toEqual([usage]);
-    expect(second.loadLedgers()).toEqual(ledgers);
+    expect(await second.keys.listKeys()).toEqual([a]);
+    expect(await second.audit.listAudit({ from: 0, to: Number.MAX_SAFE_INTEGER })).toEqual([audit, created]);
+    expect(await second.usage.listUsage({ from: today(), to: today() })).toEqual([usage]);
+    expect(await second.ledgers.loadLedgers()).toEqual(ledgers);
   });
 
-  it('saveLedgers upserts in one go, and loadLedgers returns what it wrote', () => {
+  it('a ledger batch is one transaction: a row that cannot be stored leaves none of the batch', async () => {
     const store = new SqliteStore(':memory:');
     cleanups.push(() => store.close());
-    expect(store.loadLedgers()).toEqual([]);
-    store.saveLedgers([
-      { account: 'a', periodId: 'p1', spent: 10, topup: 100 },
-      { account: 'b', periodId: 'p1', spent: 20, topup: 0 },
-    ]);
-    store.saveLedgers([
-      { account: 'a', periodId: 'p2', spent: 0, topup: 90 },
-      { account: 'c', periodId: 'p2', spent: 5, topup: 1 },
-    ]);
-    expect(store.loadLedgers()).toEqual([
-      { account: 'a', periodId: 'p2', spent: 0, topup: 90 },
-      { account: 'b', periodId: 'p1', spent: 20, topup: 0 },
-      { account: 'c', periodId: 'p2', spent: 5, topup: 1 },
-    ]);
-    // A batch that fails part-way leaves nothing of itself (a fractional spend is not an INTEGER).
-    expect(() =>
-      store.saveLedgers([
+    await store.ledgers.saveLedgers([{ account: 'a', periodId: 'p1', spent: 10, topup: 100 }]);
+    // A fractional spend is not an INTEGER.
+    await expect(
+      store.ledgers.saveLedgers([
         { account: 'd', periodId: 'p2', spent: 1, topup: 0 },
         { account: 'e', periodId: 'p2', spent: 1.5, topup: 0 },
       ]),
-    ).toThrow();
-    expect(store.loadLedgers().map((l) => l.account)).toEqual(['a', 'b', 'c']);
+    ).rejects.toThrow();
+    expect((await store.ledgers.loadLedgers()).map((l) => l.account)).toEqual(['a']);
   });
 
   it('a usage batch is one transaction: a row that cannot be stored leaves none of the batch', async () => {
     const store = new SqliteStore(':memory:');
     cleanups.push(() => store.close());
     await expect(
-      store.addUsage(
+      store.usage.addUsage(
         [row(today(), 'key_a', '1', 'stats', { requests: 1 }), row(today(), 'key_b', '1', 'stats', { requests: 0.5 })],
         batch(),
       ),
     ).rejects.toThrow();
-    expect(await store.usage({ from: today(), to: today() })).toEqual([]);
+    expect(await store.usage.listUsage({ from: today(), to: today() })).toEqual([]);
   });
 
   it('makes the directory of its file, and writes the file in WAL mode at the schema version', async () => {
@@ -884,7 +991,7 @@ describe('SQLite store', () => {
     const file = join(dir, 'v1', 'store.db');
     const first = new SqliteStore(file);
     const usage = row(today(), 'key_v1', '1', 'stats', { requests: 3 });
-    await first.addUsage([usage], batch());
+    await first.usage.addUsage([usage], batch());
     await first.close();
     const db = new Database(file);
     db.exec('DROP TABLE usage_batches');
@@ -892,23 +999,23 @@ describe('SQLite store', () => {
     db.close();
     const second = new SqliteStore(file);
     cleanups.push(() => second.close());
-    expect(await second.usage({ from: today(), to: today() })).toEqual([usage]);
+    expect(await second.usage.listUsage({ from: today(), to: today() })).toEqual([usage]);
     const again = batch();
-    await second.addUsage([usage], again);
-    await second.addUsage([usage], again);
-    expect((await second.usage({ from: today(), to: today() }))[0]?.requests).toBe(6);
+    await second.usage.addUsage([usage], again);
+    await second.usage.addUsage([usage], again);
+    expect((await second.usage.listUsage({ from: today(), to: today() }))[0]?.requests).toBe(6);
   });
 
   it('calls the watcher after its own writes, never from inside them', async () => {
     const store = new SqliteStore(':memory:');
     cleanups.push(() => store.close());
     const heard: string[] = [];
-    store.watchKeys(
+    store.keys.watchKeys(
       (id) => heard.push(id),
       () => expect.unreachable('SQLite never asks for a resync'),
     );
     const a = key();
-    const written = store.createKey(a);
+    const written = store.keys.createKey(a, note('create'));
     expect(heard).toEqual([]); // the write has happened; its notice is queued
     expect(await written).toBe(true);
     await Promise.resolve();

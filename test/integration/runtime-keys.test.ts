@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { newKeyId, newSecret, RuntimeKeys } from '../../src/keys/runtime.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import type { KeyRecord, Store } from '../../src/store/types.js';
+import type { AuditEntry, KeyRecord, KeyStore } from '../../src/store/types.js';
 import { until } from '../support/wait.js';
 
 const closing: (() => Promise<void> | void)[] = [];
@@ -32,8 +32,10 @@ function record(): KeyRecord {
   };
 }
 
+const audit = (action: AuditEntry['action'], keyId: string): AuditEntry => ({ at: Date.now(), action, keyId, before: null, after: null });
+
 /** The real store, whose next `failures` listKeys calls fail as a store away would. */
-function faulty(store: SqliteStore): { store: Store; fail: (n: number) => void; reads: () => number } {
+function faulty(store: SqliteStore): { store: KeyStore; fail: (n: number) => void; reads: () => number } {
   let failures = 0;
   let reads = 0;
   const wrapped = new Proxy(store, {
@@ -68,12 +70,12 @@ describe('run-time keys after a failed read', () => {
     const runtime = new RuntimeKeys(store, () => undefined, log);
     closing.push(() => runtime.close());
     const k = record();
-    await real.createKey(k);
+    await real.createKey(k, audit('create', k.id));
     await runtime.resync();
     expect(runtime.records.has(k.id)).toBe(true);
 
     // Revoked by another process; this one missed the notice and reads again, which fails twice.
-    await real.deleteKey(k.id);
+    await real.deleteKey(k.id, audit('revoke', k.id));
     fail(2);
     await runtime.resync();
     expect(runtime.records.has(k.id)).toBe(true); // kept: nothing better is known yet

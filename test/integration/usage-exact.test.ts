@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../../src/store/redis.js';
 import type { UsageRow } from '../../src/store/types.js';
-import { utcDay } from '../../src/usage/day.js';
+import { utcDay } from '../../src/store/day.js';
 import { UsageRecorder } from '../../src/usage/recorder.js';
 import { connect, deletePrefix, testPrefix } from '../support/redis.js';
 
@@ -49,7 +49,7 @@ describe('usage after writes whose outcome is unknown', () => {
       await recorder.flush();
     }
     await recorder.close();
-    expect(await store.usage({ from: day, to: day })).toEqual([
+    expect(await store.listUsage({ from: day, to: day })).toEqual([
       { day, keyId: 'key_a', chain: '1', route: 'stats', requests: sent, credits: sent * 20, cacheHits: sent / 2, refused: 0, errors: 0 },
     ]);
     // The lost batch was sent again under its own id, not merged into a new one.
@@ -67,7 +67,7 @@ describe('usage after writes whose outcome is unknown', () => {
       await recorder.flush();
     }
     await recorder.close();
-    expect(await store.usage({ from: day, to: day })).toEqual([
+    expect(await store.listUsage({ from: day, to: day })).toEqual([
       { day, keyId: 'key_b', chain: '10', route: 'stats', requests: 10, credits: 100, cacheHits: 0, refused: 5, errors: 0 },
     ]);
     await store.close();

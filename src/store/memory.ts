@@ -1,0 +1,183 @@
+// The records in this process's memory: gone when it stops. For tests and trials (`storage.path:
+// ':memory:'` is SQLite's own in-memory database; this one needs no native addon), and the
+// simplest reading of the contract every backend runs (test/contracts/store.test.ts).
+import { dayStartMs } from './day.js';
+import type {
+  AuditEntry,
+  AuditStore,
+  KeyRecord,
+  KeyStore,
+  LedgerRow,
+  LedgerStore,
+  Storage,
+  UsageCounts,
+  UsageQuery,
+  UsageRow,
+  UsageStore,
+} from './types.js';
+
+const COUNTERS = ['requests', 'credits', 'cacheHits', 'refused', 'errors'] as const satisfies readonly (keyof UsageCounts)[];
+/** How long a usage batch's id is remembered, ms: as the other backends do. */
+const BATCH_MEMORY_MS = 3_600_000;
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+/** A copy, so that a caller's later change to its object never reaches what is stored (nor the other way). */
+const copyRecord = (r: KeyRecord): KeyRecord => ({
+  id: r.id,
+  name: r.name,
+  owner: r.owner,
+  plan: r.plan,
+  chains: r.chains === null ? null : [...r.chains],
+  status: r.status,
+  expiresAt: r.expiresAt,
+  createdAt: r.createdAt,
+  prefix: r.prefix,
+  digest: r.digest,
+  previous: r.previous === null ? null : { digest: r.previous.digest, until: r.previous.until },
+});
+const copyAudit = (e: AuditEntry): AuditEntry =>
+  structuredClone({ at: e.at, action: e.action, keyId: e.keyId, before: e.before, after: e.after });
+
+export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, LedgerStore {
+  readonly kind = 'memory';
+  readonly keys = this;
+  readonly audit = this;
+  readonly usage = this;
+  readonly ledgers = this;
+  private readonly records = new Map<string, KeyRecord>();
+  private readonly entries: AuditEntry[] = [];
+  private readonly rows = new Map<string, UsageRow>();
+  private readonly batches = new Map<string, number>();
+  private readonly ledgerRows = new Map<string, LedgerRow>();
+  private readonly watchers: ((id: string) => void)[] = [];
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  private nameTaken(name: string, except: string): boolean {
+    for (const r of this.records.values()) if (r.name === name && r.id !== except) return true;
+    return false;
+  }
+
+  /** After the write, never inside it: as the other backends' notices arrive. */
+  private notify(id: string): void {
+    queueMicrotask(() => {
+      for (const w of this.watchers) w(id);
+    });
+  }
+
+  listKeys(): Promise<KeyRecord[]> {
+    return Promise.resolve([...this.records.values()].sort((a, b) => compare(a.id, b.id)).map(copyRecord));
+  }
+
+  getKey(id: string): Promise<KeyRecord | undefined> {
+    const r = this.records.get(id);
+    return Promise.resolve(r && copyRecord(r));
+  }
+
+  createKey(record: KeyRecord, audit: AuditEntry): Promise<boolean> {
+    if (this.records.has(record.id)) return Promise.reject(new Error(`key id ${record.id} exists`));
+    if (this.nameTaken(record.name, record.id)) return Promise.resolve(false);
+    this.records.set(record.id, copyRecord(record));
+    this.entries.push(copyAudit(audit));
+    this.notify(record.id);
+    return Promise.resolve(true);
+  }
+
+  updateKey(record: KeyRecord, audit: AuditEntry): Promise<boolean> {
+    if (!this.records.has(record.id)) return Promise.reject(new Error(`no run-time key ${record.id}`));
+    if (this.nameTaken(record.name, record.id)) return Promise.resolve(false);
+    this.records.set(record.id, copyRecord(record));
+    this.entries.push(copyAudit(audit));
+    this.notify(record.id);
+    return Promise.resolve(true);
+  }
+
+  deleteKey(id: string, audit: AuditEntry): Promise<boolean> {
+    if (!this.records.delete(id)) return Promise.resolve(false);
+    this.entries.push(copyAudit(audit));
+    this.notify(id);
+    return Promise.resolve(true);
+  }
+
+  watchKeys(changed: (id: string) => void): void {
+    this.watchers.push(changed);
+  }
+
+  appendAudit(entry: AuditEntry): Promise<void> {
+    this.entries.push(copyAudit(entry));
+    return Promise.resolve();
+  }
+
+  listAudit(query: { from: number; to: number; keyId?: string | undefined }): Promise<AuditEntry[]> {
+    const found = this.entries.filter(
+      (e) => e.at >= query.from && e.at <= query.to && (query.keyId === undefined || e.keyId === query.keyId),
+    );
+    // Stable: entries of one instant stay in the order they were appended.
+    return Promise.resolve(found.sort((a, b) => a.at - b.at).map(copyAudit));
+  }
+
+  addUsage(rows: readonly UsageRow[], batchId: string): Promise<void> {
+    for (const r of rows) if (dayStartMs(r.day) === undefined) return Promise.reject(new RangeError(`not a day (YYYY-MM-DD): ${r.day}`));
+    const at = this.now();
+    for (const [id, seen] of this.batches) if (seen < at - BATCH_MEMORY_MS) this.batches.delete(id);
+    if (rows.length === 0 || this.batches.has(batchId)) return Promise.resolve();
+    this.batches.set(batchId, at);
+    for (const r of rows) {
+      const id = JSON.stringify([r.day, r.keyId, r.chain, r.route]);
+      const stored = this.rows.get(id);
+      if (stored) for (const c of COUNTERS) stored[c] += r[c];
+      else
+        this.rows.set(id, {
+          day: r.day,
+          keyId: r.keyId,
+          chain: r.chain,
+          route: r.route,
+          requests: r.requests,
+          credits: r.credits,
+          cacheHits: r.cacheHits,
+          refused: r.refused,
+          errors: r.errors,
+        });
+    }
+    return Promise.resolve();
+  }
+
+  listUsage(query: UsageQuery): Promise<UsageRow[]> {
+    const found = [...this.rows.values()]
+      .filter(
+        (r) =>
+          r.day >= query.from &&
+          r.day <= query.to &&
+          (query.keyIds === undefined || query.keyIds.has(r.keyId)) &&
+          (query.chain === undefined || r.chain === query.chain) &&
+          (query.route === undefined || r.route === query.route),
+      )
+      .map((r) => ({ ...r }));
+    return Promise.resolve(
+      found.sort((a, b) => compare(a.day, b.day) || compare(a.keyId, b.keyId) || compare(a.chain, b.chain) || compare(a.route, b.route)),
+    );
+  }
+
+  pruneUsage(beforeDay: string): Promise<void> {
+    for (const [id, r] of this.rows) if (r.day < beforeDay) this.rows.delete(id);
+    return Promise.resolve();
+  }
+
+  loadLedgers(): Promise<LedgerRow[]> {
+    return Promise.resolve([...this.ledgerRows.values()].sort((a, b) => compare(a.account, b.account)).map((l) => ({ ...l })));
+  }
+
+  saveLedgers(rows: readonly LedgerRow[]): Promise<void> {
+    for (const r of rows) this.ledgerRows.set(r.account, { account: r.account, periodId: r.periodId, spent: r.spent, topup: r.topup });
+    return Promise.resolve();
+  }
+
+  ping(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    this.watchers.length = 0;
+    return Promise.resolve();
+  }
+}
