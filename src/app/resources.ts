@@ -151,10 +151,12 @@ export class Resources {
     const redis = this.redis;
     this.store = openStorage({
       url: config.storage.url,
+      schema: config.storage.schema,
       path: config.storage.path,
       redis: redis && config.redis ? { client: redis, prefix: config.redis.keyPrefix, subscriber: () => redis.duplicate() } : undefined,
       retentionDays: config.usage.retentionDays,
       now: this.now,
+      log: this.log,
     });
     this.quotaStore =
       deps.quotaStore ??

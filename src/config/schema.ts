@@ -267,6 +267,11 @@ export const storageSchema = z.strictObject({
   url: nonEmpty('a database URL')
     .refine((u) => /^postgres(ql)?:\/\//.test(u), { error: 'expected a postgres:// or postgresql:// URL' })
     .optional(),
+  /** The PostgreSQL schema of the tables (`public` unless set): several gateways' records in one database. */
+  schema: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, { error: 'expected a schema name: lower-case letters, digits and _, at most 63' })
+    .optional(),
   /** The embedded store (SQLite) of a gateway with neither `url` nor `redis`: run-time keys, bought credits, spend, usage, audit. */
   path: nonEmpty('a file path').default('data/gateway.db'),
 });

@@ -4,6 +4,7 @@
 // (every process of one Redis shares it), else the embedded SQLite file. A new backend is a file
 // of this folder, one entry below and one in the contract suites (test/contracts/store.test.ts).
 import type { RedisClient } from '../redis/client.js';
+import { PostgresStore } from './postgres.js';
 import { RedisStore } from './redis.js';
 import { SqliteStore } from './sqlite.js';
 import type { Storage } from './types.js';
@@ -11,6 +12,8 @@ import type { Storage } from './types.js';
 export interface StorageOptions {
   /** `storage.url`: a database URL (`postgres://...`). */
   url?: string | undefined;
+  /** `storage.schema`: the PostgreSQL schema of the tables. */
+  schema?: string | undefined;
   /** `storage.path`: the SQLite file, or `:memory:`. */
   path: string;
   /** The gateway's Redis, when configured. */
@@ -18,6 +21,7 @@ export interface StorageOptions {
   /** How many days usage rows are kept. */
   retentionDays: number;
   now: () => number;
+  log?: { warn(obj: object, msg: string): void } | undefined;
 }
 
 interface Backend {
@@ -30,9 +34,7 @@ interface Backend {
 const BACKENDS: readonly Backend[] = [
   {
     chosen: (o) => o.url !== undefined,
-    open: () => {
-      throw new Error('storage.url: the PostgreSQL backend is not in this build yet');
-    },
+    open: (o) => new PostgresStore(o.url!, { schema: o.schema, ledgers: o.redis === undefined, now: o.now, log: o.log }),
   },
   {
     chosen: (o) => o.redis !== undefined,

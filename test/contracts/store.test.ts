@@ -16,6 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisClient } from '../../src/redis/client.js';
 import { RedisStore, type RedisStoreOptions } from '../../src/store/redis.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import { postgresBackend } from './postgres-backend.js';
 import { SQLITE_SCHEMA_VERSION, SqliteStore } from '../../src/store/sqlite.js';
 import type { AuditEntry, KeyRecord, Storage, UsageRow } from '../../src/store/types.js';
 import { startCluster, type TestCluster } from '../support/redis-cluster.js';
@@ -304,7 +305,8 @@ const memory = memoryBackend();
 const sqlite = sqliteBackend();
 const redis = redisBackend();
 const cluster = clusterBackend();
-const backends = [memory, sqlite, redis, cluster];
+const postgres = postgresBackend();
+const backends = [memory, sqlite, redis, cluster, postgres];
 beforeAll(() => Promise.all(backends.map((b) => b.setup())), 30_000);
 afterAll(() => Promise.all(backends.map((b) => b.teardown())));
 
@@ -604,7 +606,7 @@ describe.each(backends)('store contract: $name', (backend) => {
 
 // --- ledgers: the backends a gateway without Redis keeps its quota ledgers in ---
 
-const ledgerBackends = [memory, sqlite];
+const ledgerBackends = [memory, sqlite, postgres];
 describe.each(ledgerBackends)('ledger contract: $name', (backend) => {
   it('saveLedgers upserts every row, and loadLedgers returns what was written, by account', async () => {
     const world = backend.world();
