@@ -35,6 +35,10 @@ const copyRecord = (r: KeyRecord): KeyRecord => ({
   digest: r.digest,
   previous: r.previous === null ? null : { digest: r.previous.digest, until: r.previous.until },
 });
+/** As the other backends refuse one: an instant that is not a non-negative integer of ms. */
+function checkAudit(e: AuditEntry): void {
+  if (!Number.isSafeInteger(e.at) || e.at < 0) throw new RangeError(`audit instant must be a non-negative integer: ${e.at}`);
+}
 const copyAudit = (e: AuditEntry): AuditEntry =>
   structuredClone({ at: e.at, action: e.action, keyId: e.keyId, before: e.before, after: e.after });
 
@@ -75,6 +79,11 @@ export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, L
   }
 
   createKey(record: KeyRecord, audit: AuditEntry): Promise<boolean> {
+    try {
+      checkAudit(audit);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     if (this.records.has(record.id)) return Promise.reject(new Error(`key id ${record.id} exists`));
     if (this.nameTaken(record.name, record.id)) return Promise.resolve(false);
     this.records.set(record.id, copyRecord(record));
@@ -84,6 +93,11 @@ export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, L
   }
 
   updateKey(record: KeyRecord, audit: AuditEntry): Promise<boolean> {
+    try {
+      checkAudit(audit);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     if (!this.records.has(record.id)) return Promise.reject(new Error(`no run-time key ${record.id}`));
     if (this.nameTaken(record.name, record.id)) return Promise.resolve(false);
     this.records.set(record.id, copyRecord(record));
@@ -93,6 +107,11 @@ export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, L
   }
 
   deleteKey(id: string, audit: AuditEntry): Promise<boolean> {
+    try {
+      checkAudit(audit);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     if (!this.records.delete(id)) return Promise.resolve(false);
     this.entries.push(copyAudit(audit));
     this.notify(id);
@@ -104,6 +123,11 @@ export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, L
   }
 
   appendAudit(entry: AuditEntry): Promise<void> {
+    try {
+      checkAudit(entry);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     this.entries.push(copyAudit(entry));
     return Promise.resolve();
   }

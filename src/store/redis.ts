@@ -41,7 +41,11 @@ const CAS_ATTEMPTS = 10;
 // meanwhile, and the client reads it again. The PUBLISH is inside the script: a write is never
 // without its notice (a process dying between the two would leave others with a stale key); so
 // is its audit entry (auditLua). Scripts are atomic: two processes creating one name at once see
-// one of them win.
+// one of them win. A script is not rolled back when one of its commands fails, though: what it
+// wrote before stays (https://redis.io/docs/latest/develop/interact/programmability/eval-intro/,
+// https://redis.io/docs/latest/develop/interact/transactions/), so
+// each script checks first, appends the audit entry (the command most likely to fail: the
+// stream's key of another type, memory) next, and only then writes the key.
 
 // The audit stream's ids are the entries' instants (`<ms>-*`, Redis 7: https://redis.io/docs/latest/commands/xadd/),
 // so a time range is an XRANGE. A stream's ids only grow, but `at` comes from the clocks of many
@@ -69,10 +73,10 @@ redis.call('xadd', ${stream}, ms .. '-*', 'e', ${json})`;
 const CREATE_LUA = `
 if redis.call('exists', KEYS[1]) == 1 then return -1 end
 if redis.call('exists', KEYS[3]) == 1 then return 0 end
+${auditLua('KEYS[4]', 'KEYS[5]', 'ARGV[4]', 'ARGV[5]')}
 redis.call('set', KEYS[1], ARGV[2])
 redis.call('sadd', KEYS[2], ARGV[1])
 redis.call('set', KEYS[3], ARGV[1])
-${auditLua('KEYS[4]', 'KEYS[5]', 'ARGV[4]', 'ARGV[5]')}
 redis.call('publish', ARGV[3], ARGV[1])
 return 1
 `;
@@ -88,11 +92,13 @@ if current ~= ARGV[2] then return -2 end
 if KEYS[2] ~= KEYS[3] then
   local owner = redis.call('get', KEYS[2])
   if owner and owner ~= ARGV[1] then return 0 end
+end
+${auditLua('KEYS[4]', 'KEYS[5]', 'ARGV[5]', 'ARGV[6]')}
+if KEYS[2] ~= KEYS[3] then
   redis.call('set', KEYS[2], ARGV[1])
   if redis.call('get', KEYS[3]) == ARGV[1] then redis.call('del', KEYS[3]) end
 end
 redis.call('set', KEYS[1], ARGV[3])
-${auditLua('KEYS[4]', 'KEYS[5]', 'ARGV[5]', 'ARGV[6]')}
 redis.call('publish', ARGV[4], ARGV[1])
 return 1
 `;
@@ -104,10 +110,10 @@ const DELETE_LUA = `
 local current = redis.call('get', KEYS[1])
 if not current then return 0 end
 if current ~= ARGV[2] then return -2 end
+${auditLua('KEYS[4]', 'KEYS[5]', 'ARGV[4]', 'ARGV[5]')}
 redis.call('del', KEYS[1])
 redis.call('srem', KEYS[2], ARGV[1])
 if redis.call('get', KEYS[3]) == ARGV[1] then redis.call('del', KEYS[3]) end
-${auditLua('KEYS[4]', 'KEYS[5]', 'ARGV[4]', 'ARGV[5]')}
 redis.call('publish', ARGV[3], ARGV[1])
 return 1
 `;

@@ -451,6 +451,19 @@ describe.each(backends)('store contract: $name', (backend) => {
       const trail = await store.audit.listAudit({ from: t, to: t + 100 });
       expect(trail).toEqual([at(1, 'create', a.id), at(2, 'create', b.id), at(7, 'update', a.id), at(8, 'revoke', b.id)]);
     });
+
+    it('a key write whose audit entry cannot be stored (its instant not an integer) is refused whole', async () => {
+      const { store } = backend.world();
+      const a = key();
+      const bad = (action: AuditEntry['action']): AuditEntry => ({ ...note(action), at: 1.5 });
+      await expect(store.keys.createKey(a, bad('create'))).rejects.toThrow();
+      expect(await store.keys.listKeys()).toEqual([]);
+      expect(await store.keys.createKey(a, note('create'))).toBe(true);
+      await expect(store.keys.updateKey({ ...a, plan: 'pro' }, bad('update'))).rejects.toThrow();
+      await expect(store.keys.deleteKey(a.id, bad('revoke'))).rejects.toThrow();
+      expect(await store.keys.listKeys()).toEqual([a]);
+      expect(await store.audit.listAudit({ from: 0, to: Number.MAX_SAFE_INTEGER })).toHaveLength(1);
+    });
   });
 
   describe('audit', () => {
@@ -877,6 +890,24 @@ describe('Redis store', () => {
     const k = key();
     await store.keys.createKey(k, { at: 4_000, action: 'create', keyId: k.id, before: null, after: null });
     expect((await store.audit.listAudit({ from: 4_000, to: 4_000 })).map((e) => e.keyId)).toEqual([k.id]);
+  });
+
+  it('a key write whose audit entry Redis refuses inside the script (the stream key of another type) writes nothing of the key', async () => {
+    const { store } = redis.world();
+    const p = redis.prefix();
+    const c = redis.client();
+    const a = key();
+    expect(await store.keys.createKey(a, note('create'))).toBe(true);
+    // Scripts are not rolled back on an error: the entry is appended before the key is written.
+    await c.del(`${p}{keys}:audit`);
+    await c.set(`${p}{keys}:audit`, 'not a stream');
+    const b = key();
+    await expect(store.keys.createKey(b, note('create'))).rejects.toThrow(/WRONGTYPE/);
+    await expect(store.keys.updateKey({ ...a, name: 'renamed', plan: 'pro' }, note('update'))).rejects.toThrow(/WRONGTYPE/);
+    await expect(store.keys.deleteKey(a.id, note('revoke'))).rejects.toThrow(/WRONGTYPE/);
+    expect(await store.keys.listKeys()).toEqual([a]);
+    expect(await c.exists(`${p}{keys}:key:${b.id}`, `${p}{keys}:name:${b.name}`, `${p}{keys}:name:renamed`)).toBe(0);
+    expect(await c.get(`${p}{keys}:name:${a.name}`)).toBe(a.id);
   });
 
   it('the audit trail an earlier gateway wrote at {audit} is still listed, merged by instant with the new one', async () => {
