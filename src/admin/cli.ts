@@ -4,6 +4,7 @@
 // the API's message when it refuses.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load.js';
+import { ADMIN_ROUTES, adminPath, type AdminOperation } from './surface.js';
 
 export const ADMIN_USAGE = `Admin commands (a running gateway's admin API; token from EGW_ADMIN_TOKEN):
   explorer-gateway keys create --name NAME --plan PLAN [--owner OWNER] [--chains 1,100] [--expires 2027-01-01]
@@ -77,41 +78,42 @@ const integer = (s: string, what: string) => {
   return Number(s);
 };
 
-/** The HTTP call a command makes. */
+/** The HTTP call a command makes: an admin operation (surface.ts) with its id, query and body. */
 interface Call {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   path: string;
   body?: Record<string, unknown>;
 }
 
+function call(op: AdminOperation, id?: string, query?: URLSearchParams, body?: Record<string, unknown>): Call {
+  return { method: ADMIN_ROUTES[op].method, path: adminPath(op, id, query), ...(body ? { body } : {}) };
+}
+
+/** The options named, as query parameters, those given only. */
+function queryOf(v: Values, names: readonly ('from' | 'to' | 'key' | 'owner' | 'chain' | 'route' | 'format' | 'plan' | 'status')[]) {
+  const q = new URLSearchParams();
+  for (const name of names) {
+    const value = v[name];
+    if (value !== undefined) q.set(name, value);
+  }
+  return q;
+}
+
 function callFor(command: string, positionals: string[], v: Values): Call {
   const [sub, id, amount] = positionals;
-  const enc = (s: string) => encodeURIComponent(s);
-  if (command === 'usage') {
-    const q = new URLSearchParams();
-    for (const name of ['from', 'to', 'key', 'owner', 'chain', 'route', 'format'] as const) {
-      const value = v[name];
-      if (value !== undefined) q.set(name, value);
-    }
-    const qs = q.toString();
-    return { method: 'GET', path: `/usage${qs ? `?${qs}` : ''}` };
-  }
+  if (command === 'usage') return call('usage', undefined, queryOf(v, ['from', 'to', 'key', 'owner', 'chain', 'route', 'format']));
   switch (sub) {
     case 'create': {
       const body: Record<string, unknown> = { name: need(v.name, '--name'), plan: need(v.plan, '--plan') };
       if (v.owner !== undefined) body.owner = v.owner;
       if (v.chains !== undefined) body.chains = list(v.chains);
       if (v.expires !== undefined) body.expiresAt = v.expires;
-      return { method: 'POST', path: '/keys', body };
+      return call('createKey', undefined, undefined, body);
     }
-    case 'list': {
-      const q = new URLSearchParams();
-      for (const name of ['owner', 'plan', 'status'] as const) if (v[name] !== undefined) q.set(name, v[name]);
-      const qs = q.toString();
-      return { method: 'GET', path: `/keys${qs ? `?${qs}` : ''}` };
-    }
+    case 'list':
+      return call('listKeys', undefined, queryOf(v, ['owner', 'plan', 'status']));
     case 'show':
-      return { method: 'GET', path: `/keys/${enc(need(id, 'ID'))}` };
+      return call('showKey', need(id, 'ID'));
     case 'update': {
       const body: Record<string, unknown> = {};
       if (v.plan !== undefined) body.plan = v.plan;
@@ -121,18 +123,14 @@ function callFor(command: string, positionals: string[], v: Values): Call {
       if (v.chains !== undefined) body.chains = list(v.chains);
       if (v.expires !== undefined) body.expiresAt = v.expires === 'never' ? null : v.expires;
       if (Object.keys(body).length === 0) throw new CliError(`keys update needs at least one change\n\n${ADMIN_USAGE}`, 2);
-      return { method: 'PATCH', path: `/keys/${enc(need(id, 'ID'))}`, body };
+      return call('updateKey', need(id, 'ID'), undefined, body);
     }
     case 'credits':
-      return { method: 'POST', path: `/keys/${enc(need(id, 'ID'))}/credits`, body: { amount: integer(need(amount, 'AMOUNT'), 'AMOUNT') } };
+      return call('addCredits', need(id, 'ID'), undefined, { amount: integer(need(amount, 'AMOUNT'), 'AMOUNT') });
     case 'roll':
-      return {
-        method: 'POST',
-        path: `/keys/${enc(need(id, 'ID'))}/roll`,
-        body: v.grace === undefined ? {} : { graceSeconds: integer(v.grace, '--grace') },
-      };
+      return call('rollKey', need(id, 'ID'), undefined, v.grace === undefined ? {} : { graceSeconds: integer(v.grace, '--grace') });
     case 'revoke':
-      return { method: 'DELETE', path: `/keys/${enc(need(id, 'ID'))}` };
+      return call('revokeKey', need(id, 'ID'));
     default:
       throw new CliError(`unknown keys command: ${sub ?? '(none)'}\n\n${ADMIN_USAGE}`, 2);
   }

@@ -1,4 +1,4 @@
-// What the admin API works with, and its one error type.
+// What the admin API works with.
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { RuntimeKeys } from '../keys/runtime.js';
@@ -19,16 +19,4 @@ export interface AdminDeps {
   log: Pick<Logger, 'info' | 'error'>;
   /** Writes the usage counted in memory, so that /usage includes the last second. */
   flushUsage: () => Promise<void>;
-}
-
-/** An answer of the admin API other than 2xx: its status, `{message}` and any extra fields. */
-export class AdminError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly extra: Record<string, unknown> = {},
-  ) {
-    super(message);
-    this.name = 'AdminError';
-  }
 }

@@ -9,9 +9,11 @@ import { timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { JSON_TYPE } from '../http/respond.js';
-import { AdminError, type AdminDeps } from './context.js';
-import { registerKeyRoutes } from './keys.js';
-import { registerUsageRoutes } from './usage.js';
+import type { AdminDeps } from './context.js';
+import { AdminError } from './errors.js';
+import { registerKeyRoutes } from './routes/keys.js';
+import { registerRecordRoutes } from './routes/records.js';
+import { AdminService } from './service.js';
 
 /** Failed authentications an address may make per minute before it is refused for five. */
 const FAILED_AUTH_POINTS = 10;
@@ -24,49 +26,49 @@ function tokenMatches(header: string | undefined, token: string): boolean {
 
 export function buildAdminServer(token: string, deps: AdminDeps): FastifyInstance {
   const app = Fastify({ logger: false, bodyLimit: 64 * 1024 });
+  const service = new AdminService(deps);
   const failures = new RateLimiterMemory({ points: FAILED_AUTH_POINTS, duration: 60, blockDuration: 300 });
 
   const send = (reply: FastifyReply, status: number, body: unknown) =>
     reply.code(status).header('content-type', JSON_TYPE).header('cache-control', 'no-store').send(JSON.stringify(body));
+  const refuse = (reply: FastifyReply, err: AdminError) => send(reply, err.status, { message: err.message, ...err.extra });
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const seen = await failures.get(request.ip);
     if (seen !== null && seen.consumedPoints > FAILED_AUTH_POINTS) {
-      return send(reply.header('retry-after', String(Math.ceil(seen.msBeforeNext / 1000))), 429, {
-        message: 'Too many failed admin authentications from this address; try again later',
-      });
+      return refuse(
+        reply.header('retry-after', String(Math.ceil(seen.msBeforeNext / 1000))),
+        new AdminError('AUTH_LOCKED', 'Too many failed admin authentications from this address; try again later'),
+      );
     }
     if (tokenMatches(request.headers.authorization, token)) return undefined;
     // Past the points, consume() rejects and blocks the address for blockDuration.
     await failures.consume(request.ip).catch(() => undefined);
-    return send(reply.header('www-authenticate', 'Bearer'), 401, {
-      message: request.headers.authorization === undefined ? 'Admin token required' : 'Invalid admin token',
-    });
+    const missing = request.headers.authorization === undefined;
+    return refuse(
+      reply.header('www-authenticate', 'Bearer'),
+      new AdminError(missing ? 'TOKEN_REQUIRED' : 'INVALID_TOKEN', missing ? 'Admin token required' : 'Invalid admin token'),
+    );
   });
 
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, _request, reply) => {
-    if (err instanceof AdminError) return send(reply, err.status, { message: err.message, ...err.extra });
+    if (err instanceof AdminError) return refuse(reply, err);
     // fastify's own: a body that is not JSON, too large, of another type.
     if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
-      return send(reply, err.statusCode, { message: err.message });
+      return refuse(reply, new AdminError('BAD_REQUEST', err.message, {}, err.statusCode));
     }
     deps.log.error({ err }, 'admin API error');
-    return send(reply, 500, { message: 'Internal error' });
+    return refuse(reply, new AdminError('INTERNAL', 'Internal error'));
   });
-  app.setNotFoundHandler((_request, reply) => send(reply, 404, { message: 'No such admin route' }));
+  app.setNotFoundHandler((_request, reply) => refuse(reply, new AdminError('NO_SUCH_ROUTE', 'No such admin route')));
 
   void app.register(
     (api, _opts, done) => {
-      registerKeyRoutes(api, deps, send);
-      registerUsageRoutes(api, deps, send);
-      api.get('/plans', (_request, reply) => send(reply, 200, { items: plansView(deps) }));
+      registerKeyRoutes(api, service, send);
+      registerRecordRoutes(api, service, send);
       done();
     },
     { prefix: '/admin/v1' },
   );
   return app;
-}
-
-function plansView(deps: AdminDeps): unknown[] {
-  return Object.entries(deps.states().config.plans).map(([name, p]) => ({ name, rps: p.rps, credits: p.credits, period: p.period }));
 }

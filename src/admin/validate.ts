@@ -1,7 +1,7 @@
 // Input checks of the admin API: a clear 4xx that names the field, before anything changes.
 import { dayStartMs } from '../store/day.js';
 import type { z } from 'zod';
-import { AdminError } from './context.js';
+import { AdminError } from './errors.js';
 
 function problems(error: z.ZodError): { field: string; message: string }[] {
   return error.issues.map((i) => ({
@@ -15,7 +15,7 @@ export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.outp
   const parsed = schema.safeParse(body ?? {});
   if (parsed.success) return parsed.data;
   const errors = problems(parsed.error);
-  throw new AdminError(422, `invalid request: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`, { errors });
+  throw new AdminError('INVALID_BODY', `invalid request: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`, { errors });
 }
 
 /** Query parameters of this shape, or 400 listing every problem. */
@@ -23,7 +23,7 @@ export function parseQuery<T extends z.ZodType>(schema: T, query: unknown): z.ou
   const parsed = schema.safeParse(query ?? {});
   if (parsed.success) return parsed.data;
   const errors = problems(parsed.error);
-  throw new AdminError(400, `invalid query: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`, { errors });
+  throw new AdminError('INVALID_QUERY', `invalid query: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`, { errors });
 }
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -40,7 +40,7 @@ export function parseInstant(value: string, field: string): number {
   // The calendar day must exist: Date.parse rolls 2027-02-30 over to March.
   if (!m || ms === undefined || Number.isNaN(ms) || dayStartMs(`${m[1]}-${m[2]}-${m[3]}`) === undefined)
     throw new AdminError(
-      422,
+      'INVALID_INSTANT',
       `${field}: expected an ISO 8601 date (2027-01-01) or date-time (2027-01-01T12:00:00Z), got ${JSON.stringify(value)}`,
     );
   return ms;
@@ -48,6 +48,7 @@ export function parseInstant(value: string, field: string): number {
 
 /** A UTC day `YYYY-MM-DD`, or 400 naming `field`. */
 export function parseDay(value: string, field: string): string {
-  if (dayStartMs(value) === undefined) throw new AdminError(400, `${field}: expected a date YYYY-MM-DD, got ${JSON.stringify(value)}`);
+  if (dayStartMs(value) === undefined)
+    throw new AdminError('INVALID_QUERY', `${field}: expected a date YYYY-MM-DD, got ${JSON.stringify(value)}`);
   return value;
 }

@@ -1,0 +1,43 @@
+// /admin/v1/audit, /admin/v1/usage and /admin/v1/plans: what the gateway has on record, read-only.
+// Usage as JSON or CSV (RFC 4180), what an operator bills from.
+import type { FastifyInstance } from 'fastify';
+import type { Send } from '../context.js';
+import { auditQuery, usageQuery } from '../schemas.js';
+import type { AdminService, UsageItem } from '../service.js';
+import { at } from '../surface.js';
+import { parseQuery } from '../validate.js';
+
+const COLUMNS = ['day', 'key', 'name', 'chain', 'route', 'requests', 'credits', 'cacheHits', 'refused', 'errors'] as const;
+
+/** RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
+const csvField = (v: string | number) => {
+  const s = String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+};
+
+export function usageCsv(items: readonly UsageItem[]): string {
+  const lines = [COLUMNS.join(','), ...items.map((i) => COLUMNS.map((c) => csvField(i[c] ?? '')).join(','))];
+  return `${lines.join('\r\n')}\r\n`;
+}
+
+export function registerRecordRoutes(api: FastifyInstance, service: AdminService, send: Send): void {
+  api.route({
+    ...at('listAudit'),
+    handler: async (request, reply) => send(reply, 200, { items: await service.listAudit(parseQuery(auditQuery, request.query)) }),
+  });
+  api.route({
+    ...at('usage'),
+    handler: async (request, reply) => {
+      const q = parseQuery(usageQuery, request.query);
+      const { from, to, items } = await service.usage(q);
+      if (q.format !== 'csv') return send(reply, 200, { items });
+      return reply
+        .code(200)
+        .header('content-type', 'text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="usage-${from}-${to}.csv"`)
+        .header('cache-control', 'no-store')
+        .send(usageCsv(items));
+    },
+  });
+  api.route({ ...at('plans'), handler: (_request, reply) => send(reply, 200, { items: service.plans() }) });
+}

@@ -1,0 +1,318 @@
+// What the admin API does, apart from HTTP: each operation checks its input against the current
+// configuration, writes, and records the write in the audit trail. A key's write and its audit
+// entry are one transaction of the store (store/types.ts, KeyStore); a top-up goes to the quota
+// store, so its entry follows it (tried again, and logged whole if the audit store still refuses).
+// The routes (routes/*.ts) parse HTTP into these calls; the command line calls the routes.
+import type { ApiKey } from '../keys/ring.js';
+import { newKeyId, newSecret } from '../keys/runtime.js';
+import { periodWindow } from '../quota/period.js';
+import { remaining } from '../quota/types.js';
+import { utcDay } from '../store/day.js';
+import type { AuditEntry, KeyRecord, UsageRow } from '../store/types.js';
+import type { AdminDeps } from './context.js';
+import { AdminError } from './errors.js';
+import type { AuditInput, CreateKeyInput, ListKeysInput, UpdateKeyInput, UsageInput } from './schemas.js';
+import { parseDay, parseInstant } from './validate.js';
+
+/** How often an audit entry that follows a top-up is tried. */
+const AUDIT_ATTEMPTS = 3;
+
+const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+
+export type KeyView = Record<string, unknown>;
+
+/** What the admin API shows of a key: never its secret or digest. */
+export function keyView(key: ApiKey | undefined, record: KeyRecord | undefined): KeyView {
+  if (record) {
+    return {
+      id: record.id,
+      name: record.name,
+      plan: record.plan,
+      owner: record.owner,
+      chains: record.chains,
+      status: record.status,
+      expiresAt: iso(record.expiresAt),
+      createdAt: iso(record.createdAt),
+      prefix: record.prefix,
+      source: 'runtime',
+    };
+  }
+  if (!key) throw new Error('a key view needs a key or a record');
+  return {
+    id: key.id,
+    name: key.name,
+    plan: key.planName,
+    owner: null,
+    chains: key.chains ? [...key.chains] : null,
+    status: key.status,
+    expiresAt: null,
+    createdAt: null,
+    prefix: null,
+    source: 'config',
+  };
+}
+
+export interface UsageItem {
+  day: string;
+  key: string;
+  name: string | null;
+  chain: string;
+  route: string;
+  requests: number;
+  credits: number;
+  cacheHits: number;
+  refused: number;
+  errors: number;
+}
+
+export class AdminService {
+  constructor(private readonly deps: AdminDeps) {}
+
+  private get ring() {
+    return this.deps.states().keys;
+  }
+
+  private get config() {
+    return this.deps.states().config;
+  }
+
+  // --- checks ---
+
+  private checkPlan(plan: string): void {
+    const plans = Object.keys(this.config.plans);
+    if (!plans.includes(plan)) throw new AdminError('UNKNOWN_PLAN', `unknown plan "${plan}"; plans: ${plans.join(', ')}`, { plans });
+  }
+
+  private checkChains(ids: string[] | null | undefined): void {
+    const chains = this.config.chains;
+    for (const id of ids ?? []) {
+      if (!Object.hasOwn(chains, id))
+        throw new AdminError('UNKNOWN_CHAIN', `unknown chain "${id}"; chains: ${Object.keys(chains).join(', ')}`);
+    }
+  }
+
+  private checkExpiry(value: string | null | undefined): number | null | undefined {
+    if (value === undefined || value === null) return value;
+    const ms = parseInstant(value, 'expiresAt');
+    if (ms <= this.deps.now()) throw new AdminError('EXPIRY_NOT_IN_FUTURE', `expiresAt: ${value} is not in the future`);
+    return ms;
+  }
+
+  private checkName(name: string, except?: string): void {
+    if (this.ring.nameTaken(name, except)) throw new AdminError('NAME_TAKEN', `the name "${name}" is used by another key`);
+  }
+
+  /** A run-time key's record, or 404 / 409 (a configured key). */
+  private runtimeRecord(id: string): KeyRecord {
+    const record = this.ring.record(id);
+    if (record) return record;
+    if (this.ring.get(id)?.source === 'config') {
+      throw new AdminError('CONFIGURED_KEY', `key ${id} comes from the configuration file: change it there (it is read-only here)`);
+    }
+    throw new AdminError('NO_SUCH_KEY', `no key with id ${id}`);
+  }
+
+  /** The id of a run-time key that may be changed, or 404 / 409: checked before the body is. */
+  checkWritable(id: string): string {
+    return this.runtimeRecord(id).id;
+  }
+
+  /** The id of a key this process knows, run-time or configured, or 404. */
+  checkKnown(id: string): string {
+    if (!this.ring.get(id)) throw new AdminError('NO_SUCH_KEY', `no key with id ${id}`);
+    return id;
+  }
+
+  // --- writes ---
+
+  private entry(action: AuditEntry['action'], keyId: string, before: KeyView | null, after: KeyView | null): AuditEntry {
+    return { at: this.deps.now(), action, keyId, before, after };
+  }
+
+  private logged(e: AuditEntry): void {
+    this.deps.log.info({ admin: e.action, keyId: e.keyId, before: e.before, after: e.after }, 'admin write');
+  }
+
+  /** The record and its audit entry, in one transaction; then this process's ring at once. */
+  private async save(record: KeyRecord, create: boolean, e: AuditEntry): Promise<void> {
+    const keys = this.deps.store.keys;
+    const saved = create ? await keys.createKey(record, e) : await keys.updateKey(record, e);
+    if (!saved) throw new AdminError('NAME_TAKEN', `the name "${record.name}" is used by another key`);
+    this.deps.runtime.set(record);
+    this.logged(e);
+  }
+
+  async createKey(input: CreateKeyInput): Promise<{ view: KeyView; secret: string }> {
+    this.checkPlan(input.plan);
+    this.checkChains(input.chains);
+    const expires = this.checkExpiry(input.expiresAt);
+    this.checkName(input.name);
+    const { secret, digest, prefix } = newSecret();
+    const record: KeyRecord = {
+      id: newKeyId(),
+      name: input.name,
+      owner: input.owner ?? null,
+      plan: input.plan,
+      chains: input.chains ?? null,
+      status: 'active',
+      expiresAt: expires ?? null,
+      createdAt: this.deps.now(),
+      prefix,
+      digest,
+      previous: null,
+    };
+    const view = keyView(undefined, record);
+    await this.save(record, true, this.entry('create', record.id, null, view));
+    return { view, secret };
+  }
+
+  async updateKey(id: string, input: UpdateKeyInput): Promise<KeyView> {
+    const before = this.runtimeRecord(id);
+    if (input.plan !== undefined) this.checkPlan(input.plan);
+    this.checkChains(input.chains);
+    const expires = this.checkExpiry(input.expiresAt);
+    if (input.name !== undefined) this.checkName(input.name, before.id);
+    const after: KeyRecord = {
+      ...before,
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.plan !== undefined ? { plan: input.plan } : {}),
+      ...(input.owner !== undefined ? { owner: input.owner } : {}),
+      ...(input.chains !== undefined ? { chains: input.chains } : {}),
+      ...(input.status !== undefined ? { status: input.status } : {}),
+      ...(expires !== undefined ? { expiresAt: expires } : {}),
+    };
+    const view = keyView(undefined, after);
+    await this.save(after, false, this.entry('update', after.id, keyView(undefined, before), view));
+    return view;
+  }
+
+  async rollKey(id: string, graceSeconds: number): Promise<{ view: KeyView; secret: string; previousValidUntil: string | null }> {
+    const before = this.runtimeRecord(id);
+    const { secret, digest, prefix } = newSecret();
+    const until = this.deps.now() + graceSeconds * 1000;
+    const after: KeyRecord = { ...before, digest, prefix, previous: graceSeconds > 0 ? { digest: before.digest, until } : null };
+    const previousValidUntil = graceSeconds > 0 ? iso(until) : null;
+    await this.save(after, false, this.entry('roll', after.id, { prefix: before.prefix }, { prefix, previousValidUntil }));
+    return { view: keyView(undefined, after), secret, previousValidUntil };
+  }
+
+  async revokeKey(id: string): Promise<{ id: string; revoked: true }> {
+    const before = this.runtimeRecord(id);
+    const e = this.entry('revoke', before.id, keyView(undefined, before), null);
+    // False: another process revoked it first, with its own entry.
+    if (await this.deps.store.keys.deleteKey(before.id, e)) this.logged(e);
+    this.deps.runtime.drop(before.id);
+    return { id: before.id, revoked: true };
+  }
+
+  async addCredits(id: string, amount: number): Promise<{ id: string; added: number; topup: number; remaining: number }> {
+    const key = this.ring.get(id);
+    if (!key) throw new AdminError('NO_SUCH_KEY', `no key with id ${id}`);
+    const before = await this.deps.quota.balance(key.account, key.plan.period, this.deps.now());
+    const topup = await this.deps.quota.topUp(key.account, amount);
+    const after = { ...before, topup };
+    const e = this.entry(
+      'credits',
+      id,
+      { remaining: remaining(key.plan.credits, before), topup: before.topup },
+      { remaining: remaining(key.plan.credits, after), topup, added: amount },
+    );
+    await this.appendAfterTopUp(e);
+    return { id, added: amount, topup, remaining: remaining(key.plan.credits, after) };
+  }
+
+  /**
+   * The credits are added already: the entry is tried again, and if the audit store still
+   * refuses, the whole entry goes to the error log, so that the top-up is on record somewhere.
+   */
+  private async appendAfterTopUp(e: AuditEntry): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.deps.store.audit.appendAudit(e);
+        this.logged(e);
+        return;
+      } catch (err) {
+        if (attempt >= AUDIT_ATTEMPTS) {
+          this.deps.log.error({ err: (err as Error).message, auditEntry: e }, 'audit entry of a top-up not stored; the credits were added');
+          return;
+        }
+      }
+    }
+  }
+
+  // --- reads ---
+
+  listKeys(q: ListKeysInput): KeyView[] {
+    return this.ring
+      .all()
+      .map(({ key, record }) => keyView(key, record))
+      .filter(
+        (v) =>
+          (q.owner === undefined || v.owner === q.owner) &&
+          (q.plan === undefined || v.plan === q.plan) &&
+          (q.status === undefined || v.status === q.status),
+      );
+  }
+
+  async showKey(id: string): Promise<KeyView> {
+    const key = this.ring.get(id);
+    const record = this.ring.record(id);
+    if (!key && !record) throw new AdminError('NO_SUCH_KEY', `no key with id ${id}`);
+    const plan = this.config.plans[record?.plan ?? key!.planName];
+    const view = keyView(key, record);
+    if (!plan) return { ...view, credits: null };
+    const now = this.deps.now();
+    const b = await this.deps.quota.balance(key?.account ?? id, plan.period, now);
+    const credits = {
+      remaining: remaining(plan.credits, b),
+      spent: b.spent,
+      topup: b.topup,
+      resetsAt: iso(periodWindow(plan.period, now).endMs),
+    };
+    return { ...view, credits };
+  }
+
+  async listAudit(q: AuditInput): Promise<Record<string, unknown>[]> {
+    const from = q.from === undefined ? 0 : parseInstant(q.from, 'from');
+    // A date alone means the whole of that day.
+    const to = q.to === undefined ? this.deps.now() : parseInstant(q.to, 'to') + (/^\d{4}-\d{2}-\d{2}$/.test(q.to) ? 86_399_999 : 0);
+    const entries = await this.deps.store.audit.listAudit({ from, to, keyId: q.key });
+    return entries.map((e) => ({ ...e, at: iso(e.at) }));
+  }
+
+  /** Rows of one UTC day, key, chain and route; what is counted in memory is written first. */
+  async usage(q: UsageInput): Promise<{ from: string; to: string; items: UsageItem[] }> {
+    const today = utcDay(this.deps.now());
+    const from = q.from === undefined ? today : parseDay(q.from, 'from');
+    const to = q.to === undefined ? today : parseDay(q.to, 'to');
+    if (from > to) throw new AdminError('INVALID_RANGE', `from (${from}) is after to (${to})`);
+    const keys = this.ring;
+    let keyIds: Set<string> | undefined;
+    if (q.key !== undefined) keyIds = new Set([q.key]);
+    if (q.owner !== undefined) {
+      const owned = keys.all().filter(({ key, record }) => (record?.owner ?? key?.owner) === q.owner);
+      const ids = owned.map(({ key, record }) => record?.id ?? key!.id);
+      keyIds = new Set(keyIds ? ids.filter((id) => keyIds!.has(id)) : ids);
+    }
+    await this.deps.flushUsage();
+    const rows = await this.deps.store.usage.listUsage({ from, to, keyIds, chain: q.chain, route: q.route });
+    const nameOf = (row: UsageRow) => keys.get(row.keyId)?.name ?? keys.record(row.keyId)?.name ?? null;
+    const items = rows.map((r) => ({
+      day: r.day,
+      key: r.keyId,
+      name: nameOf(r),
+      chain: r.chain,
+      route: r.route,
+      requests: r.requests,
+      credits: r.credits,
+      cacheHits: r.cacheHits,
+      refused: r.refused,
+      errors: r.errors,
+    }));
+    return { from, to, items };
+  }
+
+  plans(): Record<string, unknown>[] {
+    return Object.entries(this.config.plans).map(([name, p]) => ({ name, rps: p.rps, credits: p.credits, period: p.period }));
+  }
+}
