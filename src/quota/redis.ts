@@ -10,7 +10,7 @@
 //
 // Why not rate-limiter-flexible's RateLimiterRedis here: its script takes one key and fixed
 // arguments, so the credit decision would be a second round trip, or a non-atomic one; and it
-// reads the window from Redis's clock. The window below is window.ts in Lua.
+// reads the window from Redis's clock. The window of redis-scripts.ts is window.ts in Lua.
 //
 // Leases: a round trip per request (or per turn) made a hit on Redis cost 0.6 of a bare route,
 // the process idling while Redis decided (bench/results/2026-11-23-targets.md). So a process that
@@ -28,14 +28,17 @@
 // every process. What it costs: until a lease is settled (a second or two), other processes see
 // its reservation as spent, and one of them may refuse a request for credits the lease will
 // release. `redis.leases: false` turns leases off.
+//
+// This file is the store: it batches the decisions of a turn, sends them, keeps each account's
+// lease and settles it, and retries the settlements Redis did not take. The key names are in
+// redis-keys.ts, the scripts with their arguments and replies in redis-scripts.ts, and the
+// leases' own logic, pure, in lease.ts.
 import type { RedisClient } from '../redis/client.js';
 import { periodWindow, type Period, type PeriodWindow } from './period.js';
 import {
   covers,
   emptyLease,
   giveBack,
-  LEASE_MIN_REQUESTS,
-  LEASE_SHARE,
   LEASE_SWEEP_MS,
   leaseDeadlineMs,
   leaseOver,
@@ -48,182 +51,13 @@ import {
   type Settlement,
 } from './lease.js';
 import { creditKeyTtlMs, QuotaKeys, RATE_KEY_TTL_MS } from './redis-keys.js';
-import type { Balance, QuotaDecision, QuotaOutcome, QuotaQuery, QuotaStore, Refund } from './types.js';
+import { QuotaScripts, type DecideReply } from './redis-scripts.js';
+import type { Balance, QuotaDecision, QuotaQuery, QuotaStore, Refund } from './types.js';
 import { RATE_WINDOW_MS } from './window.js';
 
 export { LEASE_GRACE_MS, LEASE_MAX_REQUESTS, LEASE_MIN_REQUESTS, LEASE_SHARE, LEASE_SWEEP_MS } from './lease.js';
 export { CREDIT_KEY_GRACE_MS, RATE_KEY_TTL_MS } from './redis-keys.js';
 
-/**
- * Lua that settles a lease, given where its parts are (KEYS[...], ARGV[...]): if the period's
- * reservations still hold the lease's id, removes it and bills what the lease spent, from the
- * allowance (the credit key gets its ttl if it had none) and from bought credits. Once: a second
- * settlement finds no reservation. Shared by the decision script and the settlement script.
- */
-function settleLua(at: {
-  reservations: string;
-  credits: string;
-  topup: string;
-  id: string;
-  allowance: string;
-  bought: string;
-  ttl: string;
-}): string {
-  return `if ${at.id} ~= '' and redis.call('hdel', ${at.reservations}, ${at.id}) == 1 then
-  if tonumber(${at.allowance}) > 0 then
-    redis.call('incrby', ${at.credits}, ${at.allowance})
-    if redis.call('pttl', ${at.credits}) < 0 then redis.call('pexpire', ${at.credits}, ${at.ttl}) end
-  end
-  if tonumber(${at.bought}) > 0 then redis.call('decrby', ${at.topup}, ${at.bought}) end
-end`;
-}
-
-// Decides a batch of requests of one account, in arrival order, exactly as if each had been sent
-// alone: request i is the (base + i)-th of its window, and takes credits only if the balance
-// left by the requests before it covers its cost, from the period's allowance first, then from
-// bought credits. window.ts and memory.ts are the same logic for one store.
-//
-// Before deciding, it settles the lease this process gives back (the file's head explains
-// leases) and lets reservations past their deadline lapse; after deciding, it may grant a new
-// lease. The balance it decides from leaves out every live reservation.
-// KEYS[1] rate window (hash: s = start ms, c = count), KEYS[2] credits spent in the period,
-// KEYS[3] bought credits left, KEYS[4] the period's reservations (hash: lease id -> "allowance:
-// bought:deadline ms"), KEYS[5] and KEYS[6] the same two for the settled lease's period.
-// ARGV: now ms, rps, window ms, rate key ttl ms, plan credits, credit key ttl ms, lease slots
-// wanted, the settled lease's window start, unused slots, id ('' for none), allowance and bought
-// credits it spent, the new lease's id and deadline, then one cost per request. Returns, per
-// request: outcome (0 ok, 1 rate limited, 2 out of credits), position in the window, ms until
-// the window ends, balance after it, and what it took from bought credits; then the window's
-// start, the lease's slots, allowance and bought credits, the window's count and the balance left
-// besides every reservation.
-const DECIDE_LUA = `
-local now = tonumber(ARGV[1])
-local rps = tonumber(ARGV[2])
-local windowMs = tonumber(ARGV[3])
-local n = #ARGV - 14
-local w = redis.call('hmget', KEYS[1], 's', 'c')
-local start = tonumber(w[1])
-local base = tonumber(w[2]) or 0
-if not start or now >= start + windowMs or now <= start - windowMs then
-  start = now
-  base = 0
-elseif tonumber(ARGV[9]) > 0 and tonumber(ARGV[8]) == start then
-  base = math.max(base - tonumber(ARGV[9]), 0)
-end
-${settleLua({ reservations: 'KEYS[6]', credits: 'KEYS[5]', topup: 'KEYS[3]', id: 'ARGV[10]', allowance: 'ARGV[11]', bought: 'ARGV[12]', ttl: 'ARGV[6]' })}
-local reservedAllowance = 0
-local reservedTopup = 0
-local held = redis.call('hgetall', KEYS[4])
-for i = 1, #held, 2 do
-  local a, t, deadline = string.match(held[i + 1], '^(%d+):(%d+):(%d+)$')
-  if not deadline or tonumber(deadline) <= now then
-    redis.call('hdel', KEYS[4], held[i])
-  else
-    reservedAllowance = reservedAllowance + tonumber(a)
-    reservedTopup = reservedTopup + tonumber(t)
-  end
-end
-local reset = math.min(math.max(start + windowMs - now, 1), windowMs)
-local spentBefore = tonumber(redis.call('get', KEYS[2]) or '0')
-local topup = math.max(tonumber(redis.call('get', KEYS[3]) or '0') - reservedTopup, 0)
-local allowance = math.max(tonumber(ARGV[5]) - spentBefore - reservedAllowance, 0)
-local fromAllowanceAll = 0
-local fromTopupAll = 0
-local maxCost = 0
-local out = {}
-for i = 1, n do
-  local cost = tonumber(ARGV[14 + i])
-  if cost > maxCost then maxCost = cost end
-  local outcome = 0
-  local fromTopup = 0
-  if base + i > rps then
-    outcome = 1
-  elseif cost > 0 then
-    if allowance + topup < cost then
-      outcome = 2
-    else
-      local fromAllowance = math.min(cost, allowance)
-      fromTopup = cost - fromAllowance
-      allowance = allowance - fromAllowance
-      topup = topup - fromTopup
-      fromAllowanceAll = fromAllowanceAll + fromAllowance
-      fromTopupAll = fromTopupAll + fromTopup
-    end
-  end
-  out[#out + 1] = outcome
-  out[#out + 1] = base + i
-  out[#out + 1] = reset
-  out[#out + 1] = allowance + topup
-  out[#out + 1] = fromTopup
-end
-local slots = math.min(tonumber(ARGV[7]), math.floor((rps - base - n) / ${LEASE_SHARE}))
-local leaseAllowance = 0
-local leaseTopup = 0
-if slots < ${LEASE_MIN_REQUESTS} then
-  slots = 0
-elseif maxCost > 0 then
-  local credits = math.min(slots * maxCost, math.floor((allowance + topup) / ${LEASE_SHARE}))
-  if credits < ${LEASE_MIN_REQUESTS} * maxCost then
-    slots = 0
-  else
-    leaseAllowance = math.min(credits, allowance)
-    leaseTopup = credits - leaseAllowance
-    allowance = allowance - leaseAllowance
-    topup = topup - leaseTopup
-    redis.call('hset', KEYS[4], ARGV[13], string.format('%d:%d:%d', leaseAllowance, leaseTopup, tonumber(ARGV[14])))
-    if redis.call('pttl', KEYS[4]) < 0 then redis.call('pexpire', KEYS[4], ARGV[6]) end
-  end
-end
-redis.call('hset', KEYS[1], 's', start, 'c', base + n + slots)
-redis.call('pexpire', KEYS[1], ARGV[4])
-if fromAllowanceAll > 0 then
-  redis.call('incrby', KEYS[2], fromAllowanceAll)
-  if redis.call('pttl', KEYS[2]) < 0 then redis.call('pexpire', KEYS[2], ARGV[6]) end
-end
-if fromTopupAll > 0 then redis.call('decrby', KEYS[3], fromTopupAll) end
-out[#out + 1] = start
-out[#out + 1] = slots
-out[#out + 1] = leaseAllowance
-out[#out + 1] = leaseTopup
-out[#out + 1] = base + n + slots
-out[#out + 1] = allowance + topup
-return out
-`;
-
-// Settles a lease outside a decision: KEYS[1] credits spent in its period, KEYS[2] bought credits,
-// KEYS[3] the period's reservations; ARGV: lease id, allowance and bought credits it spent, the
-// credit key's ttl (what is left of the lease's period, plus the grace, as a decision sets it).
-// Bills only if the reservation is still there (then removes it): once.
-const SETTLE_LUA = `
-${settleLua({ reservations: 'KEYS[3]', credits: 'KEYS[1]', topup: 'KEYS[2]', id: 'ARGV[1]', allowance: 'ARGV[2]', bought: 'ARGV[3]', ttl: 'ARGV[4]' })}
-return 0
-`;
-
-// KEYS[1] credits spent in the period, KEYS[2] bought credits; ARGV[1] back to the allowance,
-// ARGV[2] back to bought credits. A period whose counter is gone has no allowance to give back to.
-const REFUND_LUA = `
-if tonumber(ARGV[1]) > 0 and redis.call('exists', KEYS[1]) == 1 then redis.call('decrby', KEYS[1], ARGV[1]) end
-if tonumber(ARGV[2]) > 0 then redis.call('incrby', KEYS[2], ARGV[2]) end
-return 0
-`;
-
-interface QuotaCommands {
-  egwQuotaDecide(...keysAndArgs: (string | number)[]): Promise<number[]>;
-  egwQuotaRefund(creditKey: string, topupKey: string, toAllowance: number, toTopup: number): Promise<number>;
-  egwQuotaSettle(
-    creditKey: string,
-    topupKey: string,
-    reservations: string,
-    id: string,
-    allowance: number,
-    topup: number,
-    ttl: number,
-  ): Promise<number>;
-}
-
-const OUTCOMES: readonly QuotaOutcome[] = ['ok', 'rate_limited', 'out_of_credits'];
-/** Numbers the script returns per request (the lease's come after them). */
-const PER_REQUEST = 5;
 /** Names this store's leases apart from other processes' (the lease ids in Redis). */
 let stores = 0;
 
@@ -247,7 +81,7 @@ export class RedisQuotaStore implements QuotaStore {
   readonly kind = 'redis';
   /** Where the store keeps each account (redis-keys.ts). */
   readonly keys: QuotaKeys;
-  private readonly commands: QuotaCommands;
+  private readonly scripts: QuotaScripts;
   private readonly pending = new Map<string, Batch>();
   private flushScheduled = false;
   private readonly leasing: boolean;
@@ -268,10 +102,7 @@ export class RedisQuotaStore implements QuotaStore {
     options: RedisQuotaOptions = {},
   ) {
     this.keys = new QuotaKeys(prefix);
-    client.defineCommand('egwQuotaDecide', { numberOfKeys: 6, lua: DECIDE_LUA });
-    client.defineCommand('egwQuotaRefund', { numberOfKeys: 2, lua: REFUND_LUA });
-    client.defineCommand('egwQuotaSettle', { numberOfKeys: 3, lua: SETTLE_LUA });
-    this.commands = client as unknown as QuotaCommands;
+    this.scripts = new QuotaScripts(client);
     this.leasing = options.leases ?? true;
     this.now = options.now ?? Date.now;
   }
@@ -319,58 +150,45 @@ export class RedisQuotaStore implements QuotaStore {
 
   private send(b: Batch): void {
     const q = b.query;
-    const lease = this.leasing ? this.leases.get(q.account) : undefined;
+    const a = q.account;
+    const lease = this.leasing ? this.leases.get(a) : undefined;
     // The lease rides along to be settled before the batch is decided; a new one is asked for,
     // larger, if this process keeps deciding for the account.
     const back = lease === undefined ? undefined : settlement(lease);
     const want = this.leasing && !this.closed ? wantedSlots(lease, b.costs.length, q.nowMs) : 0;
     const leaseId = want > 0 ? `${this.storeId}.${(this.leaseIds++).toString(36)}` : '';
     const backPeriod = back?.periodId ?? b.period.id;
-    if (this.leasing && !this.waiting.has(q.account)) this.waiting.set(q.account, []);
-    this.commands
-      .egwQuotaDecide(
-        this.keys.rate(q.account),
-        this.keys.credits(q.account, b.period.id),
-        this.keys.topup(q.account),
-        this.keys.reservations(q.account, b.period.id),
-        this.keys.credits(q.account, backPeriod),
-        this.keys.reservations(q.account, backPeriod),
-        q.nowMs,
-        q.rps,
-        RATE_WINDOW_MS,
-        RATE_KEY_TTL_MS,
-        q.credits,
-        creditKeyTtlMs(b.period.endMs, q.nowMs),
-        want,
-        back?.windowStartMs ?? 0,
-        back?.slots ?? 0,
-        back?.id ?? '',
-        back?.allowance ?? 0,
-        back?.topup ?? 0,
-        leaseId,
-        leaseDeadlineMs(q.nowMs),
-        ...b.costs,
+    if (this.leasing && !this.waiting.has(a)) this.waiting.set(a, []);
+    this.scripts
+      .decide(
+        {
+          windowKey: this.keys.rate(a),
+          creditsKey: this.keys.credits(a, b.period.id),
+          topupKey: this.keys.topup(a),
+          reservationsKey: this.keys.reservations(a, b.period.id),
+          backCreditsKey: this.keys.credits(a, backPeriod),
+          backReservationsKey: this.keys.reservations(a, backPeriod),
+        },
+        {
+          nowMs: q.nowMs,
+          rps: q.rps,
+          windowMs: RATE_WINDOW_MS,
+          rateKeyTtlMs: RATE_KEY_TTL_MS,
+          planCredits: q.credits,
+          creditKeyTtlMs: creditKeyTtlMs(b.period.endMs, q.nowMs),
+          wantSlots: want,
+          backWindowStartMs: back?.windowStartMs ?? 0,
+          backSlots: back?.slots ?? 0,
+          backId: back?.id ?? '',
+          backAllowance: back?.allowance ?? 0,
+          backTopup: back?.topup ?? 0,
+          leaseId,
+          leaseDeadlineMs: leaseDeadlineMs(q.nowMs),
+          costs: b.costs,
+        },
       )
       .then(
-        (reply) => {
-          b.waiters.forEach((w, i) => {
-            const at = i * PER_REQUEST;
-            const [outcome = 0, position = 0, reset = 0, balance = 0, fromTopup = 0] = reply.slice(at, at + PER_REQUEST);
-            const result = OUTCOMES[outcome] ?? 'ok';
-            const cost = b.costs[i] ?? 0;
-            w.resolve({
-              outcome: result,
-              rateRemaining: Math.max(q.rps - position, 0),
-              rateResetMs: reset,
-              credits: balance,
-              billed: result === 'ok' ? cost : 0,
-              fromTopup,
-              periodId: b.period.id,
-            });
-          });
-          if (this.leasing) this.install(b, leaseId, reply.slice(b.costs.length * PER_REQUEST));
-          this.release(q.account);
-        },
+        (reply) => this.answer(b, leaseId, reply),
         (err: unknown) => {
           // The call may still have run (a reply lost): its settlement is sent again, and bills
           // nothing the second time; a lease it granted lapses unused. No lease is trusted until
@@ -378,9 +196,29 @@ export class RedisQuotaStore implements QuotaStore {
           if (back !== undefined) this.owed.push(back);
           this.retire(Number.POSITIVE_INFINITY);
           for (const w of b.waiters) w.reject(err);
-          this.release(q.account);
+          this.release(a);
         },
       );
+  }
+
+  /** Answers the batch's requests from the script's reply, and keeps the lease it granted. */
+  private answer(b: Batch, leaseId: string, reply: DecideReply): void {
+    const q = b.query;
+    b.waiters.forEach((w, i) => {
+      const r = reply.perRequest[i];
+      const outcome = r?.outcome ?? 'ok';
+      w.resolve({
+        outcome,
+        rateRemaining: Math.max(q.rps - (r?.position ?? 0), 0),
+        rateResetMs: r?.resetMs ?? 0,
+        credits: r?.balance ?? 0,
+        billed: outcome === 'ok' ? (b.costs[i] ?? 0) : 0,
+        fromTopup: r?.fromTopup ?? 0,
+        periodId: b.period.id,
+      });
+    });
+    if (this.leasing) this.install(b, leaseId, reply.lease);
+    this.release(q.account);
   }
 
   /** Decides what waited for the account's call: from its lease, or in the next call. */
@@ -396,13 +234,11 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   /** Keeps what the script granted as the account's lease. */
-  private install(b: Batch, leaseId: string, granted: number[]): void {
-    const [windowStartMs = 0, slots = 0, allowance = 0, topup = 0, count = 0, free = 0] = granted;
-    const grant: Grant = { windowStartMs, slots, allowance, topup, count, free };
+  private install(b: Batch, leaseId: string, grant: Grant): void {
     const q = b.query;
     let lease = this.leases.get(q.account);
     if (lease === undefined) {
-      lease = emptyLease(q.account, q, b.period.id, windowStartMs);
+      lease = emptyLease(q.account, q, b.period.id, grant.windowStartMs);
       this.leases.set(q.account, lease);
       // Armed with the first lease: a store that never leases keeps no timer and no listener.
       if (this.sweeper === undefined) {
@@ -418,15 +254,14 @@ export class RedisQuotaStore implements QuotaStore {
   /** Sends a settlement (one without a reservation has nothing to bill); one Redis cannot take now is kept for the next sweep. */
   private sendSettlement(s: Settlement): Promise<void> {
     if (s.id === '') return Promise.resolve();
-    return this.commands
-      .egwQuotaSettle(
-        this.keys.credits(s.account, s.periodId),
-        this.keys.topup(s.account),
-        this.keys.reservations(s.account, s.periodId),
-        s.id,
-        s.allowance,
-        s.topup,
-        creditKeyTtlMs(s.periodEndMs, this.now()),
+    return this.scripts
+      .settle(
+        {
+          creditsKey: this.keys.credits(s.account, s.periodId),
+          topupKey: this.keys.topup(s.account),
+          reservationsKey: this.keys.reservations(s.account, s.periodId),
+        },
+        { id: s.id, allowance: s.allowance, topup: s.topup, creditKeyTtlMs: creditKeyTtlMs(s.periodEndMs, this.now()) },
       )
       .then(
         () => undefined,
@@ -459,11 +294,9 @@ export class RedisQuotaStore implements QuotaStore {
   async refund(r: Refund): Promise<void> {
     const lease = this.leases.get(r.account);
     if (lease !== undefined && giveBack(lease, r)) return;
-    await this.commands.egwQuotaRefund(
-      this.keys.credits(r.account, r.periodId),
-      this.keys.topup(r.account),
-      r.amount - r.fromTopup,
-      r.fromTopup,
+    await this.scripts.refund(
+      { creditsKey: this.keys.credits(r.account, r.periodId), topupKey: this.keys.topup(r.account) },
+      { toAllowance: r.amount - r.fromTopup, toTopup: r.fromTopup },
     );
     if (lease !== undefined) lease.free += lease.periodId === r.periodId ? r.amount : r.fromTopup;
   }

@@ -1,0 +1,445 @@
+// The Lua scripts of the Redis quota store, each beside a typed encoder of its arguments and a
+// typed decoder of its reply. A script's KEYS and ARGV are named once, in the order they are
+// sent (a record literal's keys keep their order, names not being integers): the encoder fills
+// that order from a record, and the Lua prologue binds each position to a local of the same
+// name, so a script's body reads names, never positions, and an argument is added in one place.
+// Its reply is named the same way, beside the Lua that computes each value.
+//
+// Each script is registered once (EVALSHA, ioredis's defineCommand) and runs atomically. Time
+// comes from the decision, never from the Redis server's clock (redis.ts's head says why).
+import type { RedisClient } from '../redis/client.js';
+import { LEASE_MIN_REQUESTS, LEASE_SHARE, type Grant } from './lease.js';
+import type { QuotaOutcome } from './types.js';
+
+/**
+ * How the Lua prologue binds one of a script's positions to a local of the parameter's name:
+ * 'tonumber' reads a number; 'as-is' keeps the string Redis received (a key, an id, or a number
+ * handed on to a Redis command as it was sent).
+ */
+type Binding = 'tonumber' | 'as-is';
+/**
+ * A script's KEYS or ARGV, named in the order they are sent, with how the prologue binds each.
+ * Each name becomes a Lua local of the script, so it must not be one the script's body declares.
+ */
+type Positions<T> = { readonly [P in keyof T]-?: Binding };
+/** A script's reply (or a row of it), named in order, with the Lua expression that gives each value. */
+type Returns<T> = { readonly [P in keyof T]-?: string };
+/** What an encoder hands to ioredis for a script: its keys, then its arguments. */
+type KeysAndArgs = (string | number)[];
+
+/** Names in the order they are sent or returned. */
+function order<T>(positions: Positions<T> | Returns<T>): (keyof T & string)[] {
+  return Object.keys(positions) as (keyof T & string)[];
+}
+
+/** Each name's index in the order: for a decoder, so that it reads names, not numbers. */
+function indexes<T>(returns: Returns<T>): { readonly [P in keyof T]: number } {
+  return Object.fromEntries(order(returns).map((name, i) => [name, i])) as { [P in keyof T]: number };
+}
+
+/** `local <name> = KEYS[i]` and `local <name> = tonumber(ARGV[i])` (or `ARGV[i]`), one a line. */
+function prologue<K, A>(keys: Positions<K>, argv: Positions<A>): string {
+  const lines = order(keys).map((name, i) => `local ${name} = KEYS[${i + 1}]`);
+  order(argv).forEach((name, i) =>
+    lines.push(argv[name] === 'tonumber' ? `local ${name} = tonumber(ARGV[${i + 1}])` : `local ${name} = ARGV[${i + 1}]`),
+  );
+  return lines.join('\n');
+}
+
+/** Lua that appends each value of `returns`, in order, to the reply table `out`. */
+function appendLua<T>(returns: Returns<T>, indent: string): string {
+  return order(returns)
+    .map((name) => `${indent}out[#out + 1] = ${returns[name]}`)
+    .join('\n');
+}
+
+/** Keys, then arguments, each in the order `keys` and `argv` name them. */
+function encode<K extends { [P in keyof K]: string }, A extends { [P in keyof A]: string | number }>(
+  keyOrder: readonly (keyof K)[],
+  keys: K,
+  argOrder: readonly (keyof A)[],
+  args: A,
+): KeysAndArgs {
+  const out: KeysAndArgs = [];
+  for (const name of keyOrder) out.push(keys[name]);
+  for (const name of argOrder) out.push(args[name]);
+  return out;
+}
+
+/**
+ * Lua that settles a lease, given the locals its parts are bound to: if the period's
+ * reservations still hold the lease's id, removes it and bills what the lease spent, from the
+ * allowance (the credit key gets its ttl if it had none) and from bought credits. Once: a second
+ * settlement finds no reservation. Shared by the decision script and the settlement script.
+ */
+function settleLua(at: {
+  reservations: string;
+  credits: string;
+  topup: string;
+  id: string;
+  allowance: string;
+  bought: string;
+  ttl: string;
+}): string {
+  return `if ${at.id} ~= '' and redis.call('hdel', ${at.reservations}, ${at.id}) == 1 then
+  if tonumber(${at.allowance}) > 0 then
+    redis.call('incrby', ${at.credits}, ${at.allowance})
+    if redis.call('pttl', ${at.credits}) < 0 then redis.call('pexpire', ${at.credits}, ${at.ttl}) end
+  end
+  if tonumber(${at.bought}) > 0 then redis.call('decrby', ${at.topup}, ${at.bought}) end
+end`;
+}
+
+/** The decision script's keys: all of one account, so they share its hash tag. */
+export interface DecideKeys {
+  /** The rate window (hash: s = start ms, c = count). */
+  windowKey: string;
+  /** Credits spent in the period. */
+  creditsKey: string;
+  /** Bought credits left. */
+  topupKey: string;
+  /** The period's reservations (hash: lease id -> "allowance:bought:deadline ms"). */
+  reservationsKey: string;
+  /** The same two for the settled lease's period. */
+  backCreditsKey: string;
+  backReservationsKey: string;
+}
+
+export interface DecideArgs {
+  /** The decision's clock (ms). */
+  nowMs: number;
+  /** The plan's requests per window. */
+  rps: number;
+  /** The window's length (window.ts). */
+  windowMs: number;
+  /** How long the window's key outlives its last request (redis-keys.ts). */
+  rateKeyTtlMs: number;
+  /** The plan's credits per period. */
+  planCredits: number;
+  /** The ttl the credit key and the reservations get when they have none (redis-keys.ts). */
+  creditKeyTtlMs: number;
+  /** Lease slots wanted (0: no lease). */
+  wantSlots: number;
+  /** The lease given back to be settled: its window's start, its unused slots, its id ('' for none), and the allowance and bought credits it spent. */
+  backWindowStartMs: number;
+  backSlots: number;
+  backId: string;
+  backAllowance: number;
+  backTopup: number;
+  /** The new lease's id, and the deadline of its reservation. */
+  leaseId: string;
+  leaseDeadlineMs: number;
+  /** One cost per request, in arrival order: ARGV after the named arguments. */
+  costs: readonly number[];
+}
+
+const DECIDE_KEYS: Positions<DecideKeys> = {
+  windowKey: 'as-is',
+  creditsKey: 'as-is',
+  topupKey: 'as-is',
+  reservationsKey: 'as-is',
+  backCreditsKey: 'as-is',
+  backReservationsKey: 'as-is',
+};
+
+const DECIDE_ARGV: Positions<Omit<DecideArgs, 'costs'>> = {
+  nowMs: 'tonumber',
+  rps: 'tonumber',
+  windowMs: 'tonumber',
+  rateKeyTtlMs: 'as-is',
+  planCredits: 'tonumber',
+  creditKeyTtlMs: 'as-is',
+  wantSlots: 'tonumber',
+  backWindowStartMs: 'tonumber',
+  backSlots: 'tonumber',
+  backId: 'as-is',
+  backAllowance: 'as-is',
+  backTopup: 'as-is',
+  leaseId: 'as-is',
+  leaseDeadlineMs: 'tonumber',
+};
+
+/** What the script returns for one request: outcome 0 ok, 1 rate limited, 2 out of credits. */
+interface DecideRow {
+  outcome: number;
+  /** Its position in the window. */
+  position: number;
+  /** Ms until the window ends. */
+  resetMs: number;
+  /** The balance after it. */
+  balance: number;
+  /** What it took from bought credits. */
+  fromTopup: number;
+}
+
+/** A row per request, in the Lua of the request loop (`i` is the request, 1 to n). */
+const DECIDE_ROW: Returns<DecideRow> = {
+  outcome: 'outcome',
+  position: 'base + i',
+  resetMs: 'reset',
+  balance: 'allowance + topup',
+  fromTopup: 'fromTopup',
+};
+
+/** After the rows: the window's start, the lease's slots, allowance and bought credits, the window's count and the balance left besides every reservation. */
+const DECIDE_GRANT: Returns<Grant> = {
+  windowStartMs: 'start',
+  slots: 'slots',
+  allowance: 'leaseAllowance',
+  topup: 'leaseTopup',
+  count: 'base + n + slots',
+  free: 'allowance + topup',
+};
+
+const DECIDE_KEY_ORDER = order(DECIDE_KEYS);
+const DECIDE_ARG_ORDER = order(DECIDE_ARGV);
+const ROW = indexes(DECIDE_ROW);
+const ROW_LENGTH = order(DECIDE_ROW).length;
+const GRANT = indexes(DECIDE_GRANT);
+
+// Decides a batch of requests of one account, in arrival order, exactly as if each had been sent
+// alone: request i is the (base + i)-th of its window, and takes credits only if the balance
+// left by the requests before it covers its cost, from the period's allowance first, then from
+// bought credits. window.ts and memory.ts are the same logic for one store.
+//
+// Before deciding, it settles the lease this process gives back (redis.ts's head explains
+// leases) and lets reservations past their deadline lapse; after deciding, it may grant a new
+// lease. The balance it decides from leaves out every live reservation.
+const DECIDE_LUA = `
+${prologue(DECIDE_KEYS, DECIDE_ARGV)}
+local n = #ARGV - ${DECIDE_ARG_ORDER.length}
+local w = redis.call('hmget', windowKey, 's', 'c')
+local start = tonumber(w[1])
+local base = tonumber(w[2]) or 0
+if not start or nowMs >= start + windowMs or nowMs <= start - windowMs then
+  start = nowMs
+  base = 0
+elseif backSlots > 0 and backWindowStartMs == start then
+  base = math.max(base - backSlots, 0)
+end
+${settleLua({ reservations: 'backReservationsKey', credits: 'backCreditsKey', topup: 'topupKey', id: 'backId', allowance: 'backAllowance', bought: 'backTopup', ttl: 'creditKeyTtlMs' })}
+local reservedAllowance = 0
+local reservedTopup = 0
+local held = redis.call('hgetall', reservationsKey)
+for i = 1, #held, 2 do
+  local a, t, deadline = string.match(held[i + 1], '^(%d+):(%d+):(%d+)$')
+  if not deadline or tonumber(deadline) <= nowMs then
+    redis.call('hdel', reservationsKey, held[i])
+  else
+    reservedAllowance = reservedAllowance + tonumber(a)
+    reservedTopup = reservedTopup + tonumber(t)
+  end
+end
+local reset = math.min(math.max(start + windowMs - nowMs, 1), windowMs)
+local spentBefore = tonumber(redis.call('get', creditsKey) or '0')
+local topup = math.max(tonumber(redis.call('get', topupKey) or '0') - reservedTopup, 0)
+local allowance = math.max(planCredits - spentBefore - reservedAllowance, 0)
+local fromAllowanceAll = 0
+local fromTopupAll = 0
+local maxCost = 0
+local out = {}
+for i = 1, n do
+  local cost = tonumber(ARGV[${DECIDE_ARG_ORDER.length} + i])
+  if cost > maxCost then maxCost = cost end
+  local outcome = 0
+  local fromTopup = 0
+  if base + i > rps then
+    outcome = 1
+  elseif cost > 0 then
+    if allowance + topup < cost then
+      outcome = 2
+    else
+      local fromAllowance = math.min(cost, allowance)
+      fromTopup = cost - fromAllowance
+      allowance = allowance - fromAllowance
+      topup = topup - fromTopup
+      fromAllowanceAll = fromAllowanceAll + fromAllowance
+      fromTopupAll = fromTopupAll + fromTopup
+    end
+  end
+${appendLua(DECIDE_ROW, '  ')}
+end
+local slots = math.min(wantSlots, math.floor((rps - base - n) / ${LEASE_SHARE}))
+local leaseAllowance = 0
+local leaseTopup = 0
+if slots < ${LEASE_MIN_REQUESTS} then
+  slots = 0
+elseif maxCost > 0 then
+  local credits = math.min(slots * maxCost, math.floor((allowance + topup) / ${LEASE_SHARE}))
+  if credits < ${LEASE_MIN_REQUESTS} * maxCost then
+    slots = 0
+  else
+    leaseAllowance = math.min(credits, allowance)
+    leaseTopup = credits - leaseAllowance
+    allowance = allowance - leaseAllowance
+    topup = topup - leaseTopup
+    redis.call('hset', reservationsKey, leaseId, string.format('%d:%d:%d', leaseAllowance, leaseTopup, leaseDeadlineMs))
+    if redis.call('pttl', reservationsKey) < 0 then redis.call('pexpire', reservationsKey, creditKeyTtlMs) end
+  end
+end
+redis.call('hset', windowKey, 's', start, 'c', base + n + slots)
+redis.call('pexpire', windowKey, rateKeyTtlMs)
+if fromAllowanceAll > 0 then
+  redis.call('incrby', creditsKey, fromAllowanceAll)
+  if redis.call('pttl', creditsKey) < 0 then redis.call('pexpire', creditsKey, creditKeyTtlMs) end
+end
+if fromTopupAll > 0 then redis.call('decrby', topupKey, fromTopupAll) end
+${appendLua(DECIDE_GRANT, '')}
+return out
+`;
+
+const OUTCOMES: readonly QuotaOutcome[] = ['ok', 'rate_limited', 'out_of_credits'];
+
+/** The decision script's answer for one request. */
+export interface DecidedRequest {
+  outcome: QuotaOutcome;
+  position: number;
+  resetMs: number;
+  balance: number;
+  fromTopup: number;
+}
+
+export interface DecideReply {
+  /** One per cost sent, in the same order. */
+  perRequest: DecidedRequest[];
+  /** The lease granted (no slots: none). */
+  lease: Grant;
+}
+
+/** The decision script's keys and arguments, in the order it reads them. */
+export function encodeDecide(keys: DecideKeys, args: DecideArgs): KeysAndArgs {
+  const out = encode<DecideKeys, Omit<DecideArgs, 'costs'>>(DECIDE_KEY_ORDER, keys, DECIDE_ARG_ORDER, args);
+  for (const cost of args.costs) out.push(cost);
+  return out;
+}
+
+/** The decision script's flat reply, for `n` requests. */
+export function decodeDecide(reply: readonly number[], n: number): DecideReply {
+  const perRequest: DecidedRequest[] = [];
+  for (let i = 0; i < n; i++) {
+    const at = i * ROW_LENGTH;
+    perRequest.push({
+      outcome: OUTCOMES[reply[at + ROW.outcome] ?? 0] ?? 'ok',
+      position: reply[at + ROW.position] ?? 0,
+      resetMs: reply[at + ROW.resetMs] ?? 0,
+      balance: reply[at + ROW.balance] ?? 0,
+      fromTopup: reply[at + ROW.fromTopup] ?? 0,
+    });
+  }
+  const at = n * ROW_LENGTH;
+  const lease: Grant = {
+    windowStartMs: reply[at + GRANT.windowStartMs] ?? 0,
+    slots: reply[at + GRANT.slots] ?? 0,
+    allowance: reply[at + GRANT.allowance] ?? 0,
+    topup: reply[at + GRANT.topup] ?? 0,
+    count: reply[at + GRANT.count] ?? 0,
+    free: reply[at + GRANT.free] ?? 0,
+  };
+  return { perRequest, lease };
+}
+
+/** Settles a lease outside a decision. */
+export interface SettleKeys {
+  /** Credits spent in the lease's period. */
+  creditsKey: string;
+  /** Bought credits. */
+  topupKey: string;
+  /** The period's reservations. */
+  reservationsKey: string;
+}
+
+export interface SettleArgs {
+  /** The lease's id. */
+  id: string;
+  /** The allowance and bought credits it spent. */
+  allowance: number;
+  topup: number;
+  /** The credit key's ttl: what is left of the lease's period, plus the grace, as a decision sets it. */
+  creditKeyTtlMs: number;
+}
+
+const SETTLE_KEYS: Positions<SettleKeys> = { creditsKey: 'as-is', topupKey: 'as-is', reservationsKey: 'as-is' };
+const SETTLE_ARGV: Positions<SettleArgs> = { id: 'as-is', allowance: 'as-is', topup: 'as-is', creditKeyTtlMs: 'as-is' };
+const SETTLE_KEY_ORDER = order(SETTLE_KEYS);
+const SETTLE_ARG_ORDER = order(SETTLE_ARGV);
+
+// Bills only if the reservation is still there (then removes it): once.
+const SETTLE_LUA = `
+${prologue(SETTLE_KEYS, SETTLE_ARGV)}
+${settleLua({ reservations: 'reservationsKey', credits: 'creditsKey', topup: 'topupKey', id: 'id', allowance: 'allowance', bought: 'topup', ttl: 'creditKeyTtlMs' })}
+return 0
+`;
+
+export function encodeSettle(keys: SettleKeys, args: SettleArgs): KeysAndArgs {
+  return encode(SETTLE_KEY_ORDER, keys, SETTLE_ARG_ORDER, args);
+}
+
+/** Gives credits back. */
+export interface RefundKeys {
+  /** Credits spent in the period. */
+  creditsKey: string;
+  /** Bought credits. */
+  topupKey: string;
+}
+
+export interface RefundArgs {
+  /** Back to the allowance. */
+  toAllowance: number;
+  /** Back to bought credits. */
+  toTopup: number;
+}
+
+const REFUND_KEYS: Positions<RefundKeys> = { creditsKey: 'as-is', topupKey: 'as-is' };
+const REFUND_ARGV: Positions<RefundArgs> = { toAllowance: 'as-is', toTopup: 'as-is' };
+const REFUND_KEY_ORDER = order(REFUND_KEYS);
+const REFUND_ARG_ORDER = order(REFUND_ARGV);
+
+// A period whose counter is gone has no allowance to give back to.
+const REFUND_LUA = `
+${prologue(REFUND_KEYS, REFUND_ARGV)}
+if tonumber(toAllowance) > 0 and redis.call('exists', creditsKey) == 1 then redis.call('decrby', creditsKey, toAllowance) end
+if tonumber(toTopup) > 0 then redis.call('incrby', topupKey, toTopup) end
+return 0
+`;
+
+export function encodeRefund(keys: RefundKeys, args: RefundArgs): KeysAndArgs {
+  return encode(REFUND_KEY_ORDER, keys, REFUND_ARG_ORDER, args);
+}
+
+type Command = (...keysAndArgs: KeysAndArgs) => Promise<unknown>;
+
+/** Registers a script on the client as a command (EVALSHA, EVAL when Redis does not know it yet). */
+function define<K>(client: RedisClient, name: string, keys: Positions<K>, lua: string): Command {
+  client.defineCommand(name, { numberOfKeys: order(keys).length, lua });
+  const command = (client as unknown as Record<string, Command>)[name];
+  if (command === undefined) throw new Error(`ioredis did not define ${name}`);
+  return command.bind(client);
+}
+
+/** The three scripts on one client, typed. */
+export class QuotaScripts {
+  private readonly decideCommand: Command;
+  private readonly settleCommand: Command;
+  private readonly refundCommand: Command;
+
+  constructor(client: RedisClient) {
+    this.decideCommand = define(client, 'egwQuotaDecide', DECIDE_KEYS, DECIDE_LUA);
+    this.refundCommand = define(client, 'egwQuotaRefund', REFUND_KEYS, REFUND_LUA);
+    this.settleCommand = define(client, 'egwQuotaSettle', SETTLE_KEYS, SETTLE_LUA);
+  }
+
+  /** Decides `args.costs.length` requests, settling the lease given back and granting a new one. */
+  decide(keys: DecideKeys, args: DecideArgs): Promise<DecideReply> {
+    const n = args.costs.length;
+    return this.decideCommand(...encodeDecide(keys, args)).then((reply) => decodeDecide(reply as number[], n));
+  }
+
+  /** Settles a lease: bills what it spent if Redis still holds its reservation. */
+  settle(keys: SettleKeys, args: SettleArgs): Promise<unknown> {
+    return this.settleCommand(...encodeSettle(keys, args));
+  }
+
+  refund(keys: RefundKeys, args: RefundArgs): Promise<unknown> {
+    return this.refundCommand(...encodeRefund(keys, args));
+  }
+}
