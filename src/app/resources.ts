@@ -58,6 +58,8 @@ export function logWriteSizes(sharedStdout: boolean): { batch: number; minLength
 }
 /** ... and at least this often, however few. */
 const LOG_FLUSH_MS = 1_000;
+/** How often the records' store is asked whether it answers (/readyz, egw_storage_up). */
+const STORAGE_PING_MS = 5_000;
 
 /**
  * Warns when the Redis in use has neither AOF nor RDB snapshots (`appendonly no`, `save ""`):
@@ -105,6 +107,9 @@ export class Resources {
   readonly usage: UsageRecorder | undefined;
   /** The in-process cache tier; a reload with a new budget or stale window replaces it. */
   cache: ResponseCache;
+  /** Whether the records' store answered its last ping (every STORAGE_PING_MS from start). */
+  storageUp = true;
+  private storagePing: NodeJS.Timeout | undefined;
   /** Where run-time key changes go: the key ring of the current configuration (app/state.ts sets it). */
   applyKeyChange: (change: KeyChange) => void = () => undefined;
 
@@ -176,6 +181,8 @@ export class Resources {
       cache: () => ({ ...this.cache.counters, bytes: this.cache.bytes, entries: this.cache.entries }),
       quotaStoreFailures: () => this.quota.failures,
       cacheStoreFailures: () => this.sharedTier?.failures ?? 0,
+      storageUp: () => this.storageUp,
+      usageRowsWaiting: () => this.usage?.waitingRows ?? 0,
     }));
   }
 
@@ -195,6 +202,20 @@ export class Resources {
   async start(): Promise<void> {
     await this.quotaStore.start?.();
     await this.runtime.start();
+    await this.pingStorage();
+    this.storagePing = setInterval(() => void this.pingStorage(), STORAGE_PING_MS).unref();
+  }
+
+  private async pingStorage(): Promise<void> {
+    const up = await this.store.ping().then(
+      () => true,
+      (err: unknown) => {
+        if (this.storageUp) this.log.warn({ err: (err as Error).message, storage: this.store.kind }, 'the records store does not answer');
+        return false;
+      },
+    );
+    if (up && !this.storageUp) this.log.info({ storage: this.store.kind }, 'the records store answers again');
+    this.storageUp = up;
   }
 
   /** Writes every log line still waiting (synchronously: also from an exit handler). */
@@ -210,6 +231,7 @@ export class Resources {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.storagePing);
     this.runtime.close();
     // Usage and spend first, while their stores are still open: SIGTERM loses none.
     await this.usage?.close();

@@ -127,7 +127,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
       [H_REQUEST_ID]: requestId(req),
     });
   });
-  const health = () => readiness(states.current.chains, redis?.status);
+  const health = () => readiness(states.current.chains, redis?.status, { backend: resources.store.kind, up: resources.storageUp });
   const admin =
     config.admin.token === undefined
       ? undefined

@@ -1,6 +1,7 @@
 // /healthz says the process answers; /readyz says it can serve: a configuration is loaded,
 // Redis answers when one is configured, and every chain has an upstream that accepted its last
-// connection (a request or a probe: idle upstreams are probed on an interval).
+// connection (a request or a probe: idle upstreams are probed on an interval). It also says
+// whether the records' store answers, which the public path does without.
 
 /** What readiness needs of a chain's upstreams (upstream/client.ts's ChainUpstreams). */
 export interface ProbedUpstreams {
@@ -15,12 +16,18 @@ export interface Readiness {
   checks: {
     config: 'ok';
     redis: 'ok' | 'down' | 'not configured';
+    /** The records' store: where it is and whether it answered its last ping. Not a condition of readiness: the public path serves without it. */
+    storage?: { backend: string; status: 'ok' | 'down' };
     chains: Record<string, { ready: boolean; upstreams: Record<string, string> }>;
   };
 }
 
 /** `redisStatus`: ioredis's connection status, undefined without Redis. */
-export function readiness(chains: Iterable<[string, { upstreams: ProbedUpstreams }]>, redisStatus: string | undefined): Readiness {
+export function readiness(
+  chains: Iterable<[string, { upstreams: ProbedUpstreams }]>,
+  redisStatus: string | undefined,
+  storage?: { backend: string; up: boolean },
+): Readiness {
   const checks: Readiness['checks']['chains'] = {};
   let ready = true;
   for (const [id, chain] of chains) {
@@ -30,7 +37,9 @@ export function readiness(chains: Iterable<[string, { upstreams: ProbedUpstreams
   }
   const redis = redisStatus === undefined ? 'not configured' : redisStatus === 'ready' ? 'ok' : 'down';
   ready &&= redis !== 'down';
-  return { ready, checks: { config: 'ok', redis, chains: checks } };
+  const stored =
+    storage === undefined ? {} : { storage: { backend: storage.backend, status: storage.up ? ('ok' as const) : ('down' as const) } };
+  return { ready, checks: { config: 'ok', redis, ...stored, chains: checks } };
 }
 
 /** Probes every chain's upstreams now and then every `intervalMs`; returns a stop function. */

@@ -13,6 +13,10 @@ export interface MetricSources {
   cache: () => CacheCounters & { bytes: number; entries: number };
   quotaStoreFailures: () => number;
   cacheStoreFailures: () => number;
+  /** Whether the records' store (keys, audit, usage) answered its last ping. */
+  storageUp: () => boolean;
+  /** Usage rows counted but not written to the store yet (a store away keeps them waiting). */
+  usageRowsWaiting: () => number;
 }
 
 export class Metrics {
@@ -123,6 +127,22 @@ export class Metrics {
         this.reset();
         this.inc({ store: 'quota' }, sources().quotaStoreFailures());
         this.inc({ store: 'cache' }, sources().cacheStoreFailures());
+      },
+    });
+    new Gauge({
+      name: 'egw_storage_up',
+      help: "1 when the records' store (run-time keys, audit, usage: storage.url, Redis or SQLite) answered its last ping, else 0",
+      registers,
+      collect() {
+        this.set(sources().storageUp() ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'egw_usage_rows_waiting',
+      help: 'Usage rows counted in memory and not yet written to the store (they wait while it is away)',
+      registers,
+      collect() {
+        this.set(sources().usageRowsWaiting());
       },
     });
   }

@@ -9,7 +9,11 @@
 //
 // With a LedgerStore (the embedded SQLite store, or PostgreSQL without Redis), ledgers survive a
 // restart: they are loaded at start, written a second after they change and at close, and a
-// top-up before it is acknowledged. A write that fails is tried again with the next one.
+// top-up before it is acknowledged. A write that fails is tried again with the next one. A store
+// that cannot be read at start (a database away) does not stop the gateway: decisions go on from
+// what this process spends, and the stored ledgers are added to them once they can be read
+// (spend and bought credits are sums, so nothing is lost or counted twice); until then nothing is
+// written over them, and a top-up is refused.
 import type { LedgerRow, LedgerStore } from '../store/types.js';
 import { periodWindow, type Period } from './period.js';
 import type { Balance, QuotaDecision, QuotaQuery, QuotaStore, Refund } from './types.js';
@@ -30,22 +34,57 @@ export class MemoryQuotaStore implements QuotaStore {
   private timer: NodeJS.Timeout | undefined;
   /** The write on its way, if any: one at a time. */
   private writing: Promise<void> | undefined;
+  /** The stored ledgers were read (start, or a tick after it). */
+  private stored = false;
 
   constructor(private readonly persistence?: LedgerStore) {}
 
   /**
    * Loads the ledgers, before the first decision; then writes the changed ones every
-   * LEDGER_FLUSH_MS. A store that cannot be read stops the start: deciding from empty ledgers
-   * would hand every account its allowance again.
+   * LEDGER_FLUSH_MS. A store that cannot be read now is read again on each tick until it can.
    */
   async start(): Promise<void> {
     if (!this.persistence || this.timer) return;
-    for (const row of await this.persistence.loadLedgers()) {
-      // A decision taken before the load (none should be) keeps its own ledger.
-      if (!this.ledgers.has(row.account)) this.ledgers.set(row.account, { periodId: row.periodId, spent: row.spent, topup: row.topup });
-    }
-    this.timer = setInterval(() => void this.flush().catch(() => undefined), LEDGER_FLUSH_MS);
+    this.timer = setInterval(() => void this.tick(), LEDGER_FLUSH_MS);
     this.timer.unref();
+    await this.load().catch(() => undefined);
+  }
+
+  /** Whether the stored ledgers are read (always, without a store). */
+  get loaded(): boolean {
+    return this.persistence === undefined || this.stored;
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      if (!this.stored) await this.load();
+      await this.flush();
+    } catch {
+      // The store is away: the next tick tries again.
+    }
+  }
+
+  /** Adds the stored ledgers to what was spent since the start, once. */
+  private async load(): Promise<void> {
+    if (!this.persistence || this.stored) return;
+    const rows = await this.persistence.loadLedgers();
+    if (this.stored) return;
+    for (const row of rows) {
+      const mine = this.ledgers.get(row.account);
+      if (!mine) {
+        this.ledgers.set(row.account, { periodId: row.periodId, spent: row.spent, topup: row.topup });
+        continue;
+      }
+      // Decided here before the load: bought credits add up; spend only within one period (a
+      // stored spend of an earlier period is over; one of a period not started here yet is the current one's).
+      mine.topup += row.topup;
+      if (mine.periodId === row.periodId || mine.periodId === '') {
+        mine.spent += row.spent;
+        mine.periodId = row.periodId;
+      }
+      this.dirty.add(row.account);
+    }
+    this.stored = true;
   }
 
   /** The account's ledger for the period `nowMs` falls in: a new period starts with nothing spent. */
@@ -112,6 +151,11 @@ export class MemoryQuotaStore implements QuotaStore {
       ledger = { periodId: '', spent: 0, topup: 0 };
       this.ledgers.set(account, ledger);
     }
+    if (this.persistence && !this.stored) {
+      await this.load().catch((err: unknown) => {
+        throw new Error(`bought credits cannot be recorded while the ledger store is away: ${(err as Error).message}`, { cause: err });
+      });
+    }
     ledger.topup += amount;
     const topup = ledger.topup;
     if (this.persistence) {
@@ -143,7 +187,8 @@ export class MemoryQuotaStore implements QuotaStore {
    */
   async flush(): Promise<void> {
     const persistence = this.persistence;
-    if (!persistence) return;
+    // Nothing is written over stored ledgers not read yet: they would be lost.
+    if (!persistence || !this.stored) return;
     while (this.writing) await this.writing.catch(() => undefined);
     if (this.dirty.size === 0) return;
     const accounts = [...this.dirty];
@@ -166,6 +211,7 @@ export class MemoryQuotaStore implements QuotaStore {
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    await this.load().catch(() => undefined);
     await this.flush();
   }
 }

@@ -70,6 +70,13 @@ export class UsageRecorder {
     return c;
   }
 
+  /** Rows counted and not written yet: the batch waiting to be sent again, and what was counted since. */
+  get waitingRows(): number {
+    let n = this.unsent?.rows.length ?? 0;
+    for (const keys of this.pending.values()) for (const chains of keys.values()) for (const routes of chains.values()) n += routes.size;
+    return n;
+  }
+
   /** Writes what was counted since the last write; one write at a time. */
   flush(): Promise<void> {
     this.flushing ??= this.writePending().finally(() => {

@@ -10,6 +10,7 @@ import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explor
 import type { ConfigInput } from '../../src/config/schema.js';
 import { adminClient, ADMIN_TOKEN } from '../support/admin.js';
 import { ADDRESS, DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
+import { POSTGRES_URL, quoted, testSchemas, withClient } from '../support/postgres.js';
 import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
@@ -18,11 +19,13 @@ const TXS = `/1/api/v2/addresses/${ADDRESS}/transactions`;
 let explorer: FixtureExplorer;
 const redis = connect();
 const prefixes: string[] = [];
+const schemas = testSchemas('admin');
 beforeAll(async () => {
   explorer = await startFixtureExplorer();
 });
 afterAll(async () => {
   await explorer.close();
+  await schemas.dropAll();
   for (const p of prefixes) await deletePrefix(redis, p);
   redis.disconnect();
 });
@@ -42,7 +45,7 @@ interface KeyView {
   credits?: { remaining: number; spent: number; topup: number; resetsAt: string };
 }
 
-describe.each(['sqlite', 'redis'] as const)('the admin API (%s store)', (kind) => {
+describe.each(['sqlite', 'redis', 'postgres'] as const)('the admin API (%s store)', (kind) => {
   let gw: TestGateway;
   const clock = { now: Date.now() };
   const lines: string[] = [];
@@ -62,6 +65,8 @@ describe.each(['sqlite', 'redis'] as const)('the admin API (%s store)', (kind) =
       log: { level: 'info', requests: true },
       cache: { ttlSeconds: { 'token-balances': 3_600, transactions: 0 } },
       ...(kind === 'redis' ? { redis: { url: REDIS_URL, keyPrefix: prefix } } : {}),
+      // PostgreSQL without Redis: keys, audit, usage and this host's ledgers in a schema of its own.
+      ...(kind === 'postgres' ? { storage: { url: POSTGRES_URL, schema: schemas.fresh() } } : {}),
     };
     gw = await startGateway(makeConfig([explorer.url], extra), {
       now: () => clock.now,
@@ -286,7 +291,13 @@ describe.each(['sqlite', 'redis'] as const)('the admin API (%s store)', (kind) =
     await gw.app.gateway.state().usage?.flush();
     expect(lines.join('\n')).not.toContain(k.key);
     expect(lines.some((l) => l.includes('"admin":"create"'))).toBe(true);
-    if (kind === 'sqlite') {
+    if (kind === 'postgres') {
+      const schema = gw.app.gateway.state().config.storage.schema!;
+      const rows = await withClient((c) => c.query<{ t: string }>(`SELECT row_to_json(k)::text AS t FROM ${quoted(schema)}.keys k`));
+      const audit = await withClient((c) => c.query<{ t: string }>(`SELECT row_to_json(a)::text AS t FROM ${quoted(schema)}.audit a`));
+      expect(rows.rows.length).toBeGreaterThan(0);
+      for (const r of [...rows.rows, ...audit.rows]) expect(r.t).not.toContain(k.key);
+    } else if (kind === 'sqlite') {
       for (const f of readdirSync(dir)) expect(readFileSync(join(dir, f)).includes(k.key)).toBe(false);
     } else {
       let cursor = '0';
