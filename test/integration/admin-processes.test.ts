@@ -12,6 +12,8 @@ import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explor
 import { adminClient, ADMIN_TOKEN } from '../support/admin.js';
 import { ADDRESS, closedPort } from '../support/gateway.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/process.js';
+import { PostgresStore } from '../../src/store/postgres.js';
+import { POSTGRES_URL, testSchemas } from '../support/postgres.js';
 import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 import { until } from '../support/wait.js';
 
@@ -21,14 +23,16 @@ const run = promisify(execFile);
 
 let explorer: FixtureExplorer;
 const redis = connect();
-const prefix = testPrefix('admin-multi');
+const prefixes: string[] = [];
+const schemas = testSchemas('processes');
 beforeAll(async () => {
   explorer = await startFixtureExplorer();
 });
 afterAll(async () => {
   await explorer.close();
-  await deletePrefix(redis, prefix);
+  for (const prefix of prefixes) await deletePrefix(redis, prefix);
   redis.disconnect();
+  await schemas.dropAll();
 });
 
 const config = (adminPort: number, extra: Record<string, unknown> = {}) => ({
@@ -40,12 +44,19 @@ const config = (adminPort: number, extra: Record<string, unknown> = {}) => ({
 });
 const get = (g: GatewayProcess, secret: string, path = BALANCES) => fetch(g.url + path, { headers: { authorization: `Bearer ${secret}` } });
 
-describe('two gateway processes on one Redis', () => {
+const SHARED = [
+  { label: 'one Redis', storage: () => ({}) },
+  // Keys, audit and usage in PostgreSQL; counters, leases and the cache in Redis.
+  { label: 'one Redis and one PostgreSQL', storage: () => ({ storage: { url: POSTGRES_URL, schema: schemas.fresh() } }) },
+];
+
+describe.each(SHARED)('two gateway processes on $label', ({ storage }) => {
   let a: GatewayProcess;
   let b: GatewayProcess;
   const portA = closedPort();
   beforeAll(async () => {
-    const redisSection = { redis: { url: REDIS_URL, keyPrefix: prefix } };
+    const redisSection = { redis: { url: REDIS_URL, keyPrefix: testPrefix('admin-multi') }, ...storage() };
+    prefixes.push(redisSection.redis.keyPrefix);
     [a, b] = await Promise.all([
       portA.then((p) => startGatewayProcess(config(p, redisSection))),
       closedPort().then((p) => startGatewayProcess(config(p, redisSection))),
@@ -88,6 +99,47 @@ describe('two gateway processes on one Redis', () => {
     expect(seen).toEqual({ requests: 61, credits: 61 * 20 });
     await api.delete(`/keys/${id}`);
     await until(async () => (await get(b, key)).status === 401, 'B to refuse the revoked key');
+    // One audit trail: what was written through A, read from the store B shares.
+    const trail = await api.get<{ items: { action: string; keyId: string }[] }>(`/audit?key=${id}`);
+    expect(trail.body.items.map((e) => e.action)).toEqual(['create', 'update', 'update', 'update', 'revoke']);
+  });
+});
+
+describe('a gateway on PostgreSQL without Redis', () => {
+  it('keeps run-time keys, bought credits, spend and usage across a crash (SIGKILL) once they are written', async () => {
+    const port = await closedPort();
+    const schema = schemas.fresh();
+    const cfg = config(port, { storage: { url: POSTGRES_URL, schema } });
+    const api = adminClient(() => `http://127.0.0.1:${port}/admin/v1`);
+    const first = await startGatewayProcess(cfg);
+    const { id, key } = (await api.post<{ id: string; key: string }>('/keys', { name: 'durable', plan: 'small' })).body;
+    // Acknowledged: written before the answer, so a crash right after it keeps it.
+    expect((await api.post(`/keys/${id}/credits`, { amount: 500 })).status).toBe(200);
+    for (let i = 0; i < 7; i++) expect((await get(first, key)).status).toBe(200);
+    // Spend and usage go out within a second: waited for, in the database itself, then the crash.
+    const reader = new PostgresStore(POSTGRES_URL, { schema, ledgers: true });
+    try {
+      await until(async () => (await reader.loadLedgers()).some((l) => l.account === id && l.spent === 140), 'the spend to be written');
+      await until(
+        async () => (await reader.listUsage({ from: '2000-01-01', to: '2999-12-31' })).reduce((n, r) => n + r.requests, 0) === 7,
+        'the usage to be written',
+      );
+    } finally {
+      await reader.close();
+    }
+    expect(await first.stop('SIGKILL')).toBe(null);
+
+    const second = await startGatewayProcess(cfg);
+    try {
+      const res = await get(second, key);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-credits-remaining')).toBe(String(10_000 - 8 * 20 + 500));
+      const usage = await api.get<{ items: { requests: number; credits: number }[] }>(`/usage?key=${id}`);
+      expect(usage.body.items.reduce((n, r) => n + r.requests, 0)).toBe(8);
+      expect(usage.body.items.reduce((n, r) => n + r.credits, 0)).toBe(160);
+    } finally {
+      await second.stop();
+    }
   });
 });
 
