@@ -29,8 +29,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   // Checks route names and chain ids against routes/, so above it; the folders below read only
   // the parts of the configuration they need, in types of their own.
   config: ['auth', 'routes'],
-  // The store split's target: store/ keeps keys, usage rows, audit and ledgers on its own or
-  // in Redis, and imports nothing else (see WAITING).
+  // What outlives a process (keys, audit, usage rows, ledgers): nothing but its own files and Redis.
   store: ['redis'],
   usage: ['observability', 'store'],
   quota: ['config', 'observability', 'redis', 'store'],
@@ -38,7 +37,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   // The pipeline, in the contract's order.
   request: ['auth', 'cache', 'config', 'http', 'keys', 'observability', 'quota', 'routes', 'rpc', 'upstream', 'usage'],
   // The admin API, on its own listener.
-  admin: ['config', 'http', 'keys', 'quota', 'request', 'store', 'usage'],
+  admin: ['config', 'http', 'keys', 'quota', 'request', 'store'],
   // Composition: what lives as long as the process, state, the listeners.
   app: [
     'admin',
@@ -65,14 +64,6 @@ const ALLOWED: Record<string, readonly string[]> = {
 /** The folders that may import fastify and @fastify/*: the pipeline, the admin API, the composition. */
 const FRAMEWORK = new Set(['request', 'admin', 'app']);
 
-/**
- * Imports against ALLOWED that wait for work under way elsewhere; each is checked by a skipped
- * test below, to be turned on when that work lands.
- */
-const WAITING: Record<string, string> = {
-  'store -> usage': 'the store split: store/redis.ts imports usage/day.ts until day.ts moves into store/',
-};
-
 const files = (dir: string): string[] =>
   readdirSync(join(SRC, dir), { withFileTypes: true }).flatMap((e) =>
     e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
@@ -97,14 +88,13 @@ const IMPORTS: Import[] = FILES.flatMap((file) =>
 );
 
 /** Every import of `folder`'s files that its entry does not allow, as `file -> specifier`. */
-function violations(folder: string, waiting: ReadonlySet<string> = new Set()): string[] {
+function violations(folder: string): string[] {
   const allowed = new Set([folder, ...(ALLOWED[folder] ?? [])]);
   return IMPORTS.filter(({ file }) => folderOf(file) === folder)
     .filter(({ specifier, target }) => {
       if (target === undefined) return !FRAMEWORK.has(folder) && /^(fastify|@fastify\/)/.test(specifier);
       if (target.startsWith('..')) return true; // outside src/
-      const to = folderOf(target);
-      return !allowed.has(to) && !waiting.has(`${folder} -> ${to}`);
+      return !allowed.has(folderOf(target));
     })
     .map(({ file, specifier }) => `${file} -> ${specifier}`);
 }
@@ -152,7 +142,7 @@ describe('layout', () => {
   it.each(Object.keys(ALLOWED).map((folder) => [named(folder), folder]))(
     '%s imports only the folders its entry names, and fastify only if it may',
     (_, folder) => {
-      expect(violations(folder, new Set(Object.keys(WAITING)))).toEqual([]);
+      expect(violations(folder)).toEqual([]);
     },
   );
 
@@ -160,11 +150,5 @@ describe('layout', () => {
     const graph = new Map<string, string[]>(FILES.map((f) => [f, []]));
     for (const { file, target } of IMPORTS) if (target !== undefined) graph.get(file)!.push(target);
     expect(findCircle(graph)?.join(' -> ')).toBeUndefined();
-  });
-
-  // Waits for the store split (src/store/ and src/usage/, owned by others): turn on when store/
-  // no longer imports usage/, and drop the entry of WAITING.
-  it.skip(`src/store imports nothing of src/usage (${WAITING['store -> usage']})`, () => {
-    expect(violations('store')).toEqual([]);
   });
 });
