@@ -36,8 +36,9 @@ const copyRecord = (r: KeyRecord): KeyRecord => ({
   previous: r.previous === null ? null : { digest: r.previous.digest, until: r.previous.until },
 });
 /** As the other backends refuse one: an instant that is not a non-negative integer of ms. */
-function checkAudit(e: AuditEntry): void {
-  if (!Number.isSafeInteger(e.at) || e.at < 0) throw new RangeError(`audit instant must be a non-negative integer: ${e.at}`);
+function checkAudit(e: AuditEntry): RangeError | undefined {
+  if (!Number.isSafeInteger(e.at) || e.at < 0) return new RangeError(`audit instant must be a non-negative integer: ${e.at}`);
+  return undefined;
 }
 const copyAudit = (e: AuditEntry): AuditEntry =>
   structuredClone({ at: e.at, action: e.action, keyId: e.keyId, before: e.before, after: e.after });
@@ -79,11 +80,8 @@ export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, L
   }
 
   createKey(record: KeyRecord, audit: AuditEntry): Promise<boolean> {
-    try {
-      checkAudit(audit);
-    } catch (err) {
-      return Promise.reject(err as Error);
-    }
+    const refused = checkAudit(audit);
+    if (refused) return Promise.reject(refused);
     if (this.records.has(record.id)) return Promise.reject(new Error(`key id ${record.id} exists`));
     if (this.nameTaken(record.name, record.id)) return Promise.resolve(false);
     this.records.set(record.id, copyRecord(record));
@@ -93,11 +91,8 @@ export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, L
   }
 
   updateKey(record: KeyRecord, audit: AuditEntry): Promise<boolean> {
-    try {
-      checkAudit(audit);
-    } catch (err) {
-      return Promise.reject(err as Error);
-    }
+    const refused = checkAudit(audit);
+    if (refused) return Promise.reject(refused);
     if (!this.records.has(record.id)) return Promise.reject(new Error(`no run-time key ${record.id}`));
     if (this.nameTaken(record.name, record.id)) return Promise.resolve(false);
     this.records.set(record.id, copyRecord(record));
@@ -107,11 +102,8 @@ export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, L
   }
 
   deleteKey(id: string, audit: AuditEntry): Promise<boolean> {
-    try {
-      checkAudit(audit);
-    } catch (err) {
-      return Promise.reject(err as Error);
-    }
+    const refused = checkAudit(audit);
+    if (refused) return Promise.reject(refused);
     if (!this.records.delete(id)) return Promise.resolve(false);
     this.entries.push(copyAudit(audit));
     this.notify(id);
@@ -123,11 +115,8 @@ export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, L
   }
 
   appendAudit(entry: AuditEntry): Promise<void> {
-    try {
-      checkAudit(entry);
-    } catch (err) {
-      return Promise.reject(err as Error);
-    }
+    const refused = checkAudit(entry);
+    if (refused) return Promise.reject(refused);
     this.entries.push(copyAudit(entry));
     return Promise.resolve();
   }
