@@ -2,6 +2,7 @@
 // ':memory:'` is SQLite's own in-memory database; this one needs no native addon), and the
 // simplest reading of the contract every backend runs (test/contracts/store.test.ts).
 import { dayStartMs } from './day.js';
+import { copyKeyRecord, copyUsageRow, COUNTERS } from './records.js';
 import type {
   AuditEntry,
   AuditStore,
@@ -10,31 +11,15 @@ import type {
   LedgerRow,
   LedgerStore,
   Storage,
-  UsageCounts,
   UsageQuery,
   UsageRow,
   UsageStore,
 } from './types.js';
 
-const COUNTERS = ['requests', 'credits', 'cacheHits', 'refused', 'errors'] as const satisfies readonly (keyof UsageCounts)[];
 /** How long a usage batch's id is remembered, ms: as the other backends do. */
 const BATCH_MEMORY_MS = 3_600_000;
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-/** A copy, so that a caller's later change to its object never reaches what is stored (nor the other way). */
-const copyRecord = (r: KeyRecord): KeyRecord => ({
-  id: r.id,
-  name: r.name,
-  owner: r.owner,
-  plan: r.plan,
-  chains: r.chains === null ? null : [...r.chains],
-  status: r.status,
-  expiresAt: r.expiresAt,
-  createdAt: r.createdAt,
-  prefix: r.prefix,
-  digest: r.digest,
-  previous: r.previous === null ? null : { digest: r.previous.digest, until: r.previous.until },
-});
 /** As the other backends refuse one: an instant that is not a non-negative integer of ms. */
 function checkAudit(e: AuditEntry): RangeError | undefined {
   if (!Number.isSafeInteger(e.at) || e.at < 0) return new RangeError(`audit instant must be a non-negative integer: ${e.at}`);
@@ -71,12 +56,12 @@ export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, L
   }
 
   listKeys(): Promise<KeyRecord[]> {
-    return Promise.resolve([...this.records.values()].sort((a, b) => compare(a.id, b.id)).map(copyRecord));
+    return Promise.resolve([...this.records.values()].sort((a, b) => compare(a.id, b.id)).map(copyKeyRecord));
   }
 
   getKey(id: string): Promise<KeyRecord | undefined> {
     const r = this.records.get(id);
-    return Promise.resolve(r && copyRecord(r));
+    return Promise.resolve(r && copyKeyRecord(r));
   }
 
   createKey(record: KeyRecord, audit: AuditEntry): Promise<boolean> {
@@ -84,7 +69,7 @@ export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, L
     if (refused) return Promise.reject(refused);
     if (this.records.has(record.id)) return Promise.reject(new Error(`key id ${record.id} exists`));
     if (this.nameTaken(record.name, record.id)) return Promise.resolve(false);
-    this.records.set(record.id, copyRecord(record));
+    this.records.set(record.id, copyKeyRecord(record));
     this.entries.push(copyAudit(audit));
     this.notify(record.id);
     return Promise.resolve(true);
@@ -95,7 +80,7 @@ export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, L
     if (refused) return Promise.reject(refused);
     if (!this.records.has(record.id)) return Promise.reject(new Error(`no run-time key ${record.id}`));
     if (this.nameTaken(record.name, record.id)) return Promise.resolve(false);
-    this.records.set(record.id, copyRecord(record));
+    this.records.set(record.id, copyKeyRecord(record));
     this.entries.push(copyAudit(audit));
     this.notify(record.id);
     return Promise.resolve(true);
@@ -139,18 +124,7 @@ export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, L
       const id = JSON.stringify([r.day, r.keyId, r.chain, r.route]);
       const stored = this.rows.get(id);
       if (stored) for (const c of COUNTERS) stored[c] += r[c];
-      else
-        this.rows.set(id, {
-          day: r.day,
-          keyId: r.keyId,
-          chain: r.chain,
-          route: r.route,
-          requests: r.requests,
-          credits: r.credits,
-          cacheHits: r.cacheHits,
-          refused: r.refused,
-          errors: r.errors,
-        });
+      else this.rows.set(id, copyUsageRow(r));
     }
     return Promise.resolve();
   }

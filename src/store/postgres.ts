@@ -21,6 +21,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { ClientConfig, PoolClient, PoolConfig } from 'pg';
 import { dayStartMs } from './day.js';
+import { copyUsageRow, COUNTERS } from './records.js';
 import type {
   AuditEntry,
   AuditStore,
@@ -29,7 +30,6 @@ import type {
   LedgerRow,
   LedgerStore,
   Storage,
-  UsageCounts,
   UsageQuery,
   UsageRow,
   UsageStore,
@@ -286,8 +286,6 @@ function auditParams(e: AuditEntry): unknown[] {
   return [e.at, e.action, e.keyId, e.before === null ? null : JSON.stringify(e.before), e.after === null ? null : JSON.stringify(e.after)];
 }
 
-const COUNTERS = ['requests', 'credits', 'cacheHits', 'refused', 'errors'] as const satisfies readonly (keyof UsageCounts)[];
-
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
@@ -302,18 +300,7 @@ function sumRows(rows: readonly UsageRow[]): UsageRow[] {
     const id = JSON.stringify([r.day, r.keyId, r.chain, r.route]);
     const sum = sums.get(id);
     if (sum) for (const c of COUNTERS) sum[c] += r[c];
-    else
-      sums.set(id, {
-        day: r.day,
-        keyId: r.keyId,
-        chain: r.chain,
-        route: r.route,
-        requests: r.requests,
-        credits: r.credits,
-        cacheHits: r.cacheHits,
-        refused: r.refused,
-        errors: r.errors,
-      });
+    else sums.set(id, copyUsageRow(r));
   }
   return [...sums.values()].sort(
     (a, b) => compare(a.day, b.day) || compare(a.keyId, b.keyId) || compare(a.chain, b.chain) || compare(a.route, b.route),

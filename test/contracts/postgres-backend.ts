@@ -7,6 +7,7 @@
 // one world at a time, far below the server's max_connections.
 import { PostgresStore } from '../../src/store/postgres.js';
 import type { Storage } from '../../src/store/types.js';
+import { leaves } from '../support/leaves.js';
 import { dropSchemas, POSTGRES_URL, quoted, testSchemas, withClient } from '../support/postgres.js';
 
 /** One store's data as a test sees it: the store, another gateway on the same data, and every string it holds. */
@@ -22,30 +23,6 @@ export interface PostgresBackend {
   setup(): Promise<void>;
   teardown(): Promise<void>;
   world(): PostgresWorld;
-}
-
-/** Strings, with JSON objects and arrays taken apart into their keys and leaves (as the suite's `leaves`). */
-function leaves(value: unknown, out: string[] = []): string[] {
-  if (typeof value === 'string') {
-    out.push(value);
-    if (value.startsWith('{') || value.startsWith('[')) {
-      try {
-        leaves(JSON.parse(value), out);
-      } catch {
-        // not JSON: the string itself is what is stored
-      }
-    }
-  } else if (typeof value === 'number') {
-    out.push(String(value));
-  } else if (Array.isArray(value)) {
-    for (const v of value) leaves(v, out);
-  } else if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      out.push(k);
-      leaves(v, out);
-    }
-  }
-  return out;
 }
 
 /** Every row of every table of a schema, as strings. */

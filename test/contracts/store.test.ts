@@ -22,6 +22,7 @@ import type { AuditEntry, KeyRecord, Storage, UsageRow } from '../../src/store/t
 import { startCluster, type TestCluster } from '../support/redis-cluster.js';
 import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
+import { leaves } from '../support/leaves.js';
 import { until } from '../support/wait.js';
 
 const DAY_MS = 86_400_000;
@@ -99,30 +100,6 @@ const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-/** Strings, with JSON objects and arrays taken apart into their keys and leaves. */
-function leaves(value: unknown, out: string[] = []): string[] {
-  if (typeof value === 'string') {
-    out.push(value);
-    if (value.startsWith('{') || value.startsWith('[')) {
-      try {
-        leaves(JSON.parse(value), out);
-      } catch {
-        // not JSON: the string itself is what is stored
-      }
-    }
-  } else if (typeof value === 'number') {
-    out.push(String(value));
-  } else if (Array.isArray(value)) {
-    for (const v of value) leaves(v, out);
-  } else if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      out.push(k);
-      leaves(v, out);
-    }
-  }
-  return out;
-}
 
 function memoryBackend(): Backend {
   return {
