@@ -293,6 +293,24 @@ export const rpcSchema = z.strictObject({
   maxVerifyBytes: positiveInt().default(20 * 1024 * 1024),
 });
 
+/**
+ * Wrong keys from one client address (auth/bad-keys.ts): `failures` of them within
+ * `windowSeconds` block the address for `blockSeconds` (429 with Retry-After), whatever key it
+ * sends meanwhile. The address is the connection's (the server section has no trust-proxy
+ * setting): behind a proxy every client shares the proxy's. `failures: 0` turns it off.
+ */
+export const badKeysSchema = z.strictObject({
+  failures: nonNegativeInt('an integer 0-100 (0: off)').max(100, { error: 'expected an integer 0-100 (0: off)' }).default(20),
+  windowSeconds: positiveInt().max(86_400, { error: 'expected at most 86400 (one day)' }).default(60),
+  blockSeconds: positiveInt().max(86_400, { error: 'expected at most 86400 (one day)' }).default(300),
+  /** Most addresses counted at once, and most blocked at once (each an LRU): the memory bound. */
+  maxAddresses: positiveInt().max(1_000_000, { error: 'expected at most 1000000' }).default(10_000),
+});
+
+export const securitySchema = z.strictObject({
+  badKeys: badKeysSchema.default({ failures: 20, windowSeconds: 60, blockSeconds: 300, maxAddresses: 10_000 }),
+});
+
 const chainId = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'expected a chain id of letters, digits, _ or -' })
@@ -329,6 +347,7 @@ export const configSchema = z
     storage: storageSchema.default({ path: 'data/gateway.db' }),
     usage: usageSchema.default({ enabled: true, retentionDays: 400 }),
     rpc: rpcSchema.default({ maxBatch: 100, maxVerifyBytes: 20 * 1024 * 1024 }),
+    security: securitySchema.default({ badKeys: { failures: 20, windowSeconds: 60, blockSeconds: 300, maxAddresses: 10_000 } }),
   })
   // Cross-references run even when other parts of the file are wrong, so that one run of
   // check-config lists every problem; the input may then be partly malformed.
