@@ -20,6 +20,15 @@ export function creditKeyTtlMs(periodEndMs: number, nowMs: number): number {
   return Math.max(periodEndMs - nowMs, 1) + CREDIT_KEY_GRACE_MS;
 }
 
+/**
+ * How long a decision call's record (what it billed, or that it was voided) and a refund's
+ * marker are kept. The void or the refund sent again follows the call on the same connection
+ * (Redis runs a connection's commands in order) or within a sweep (LEASE_SWEEP_MS) of Redis
+ * answering again, so a minute is far more than needed; each record is a small string, one per
+ * decision call that billed (with leases, a few per busy key and second).
+ */
+export const CALL_RECORD_MS = 60_000;
+
 export class QuotaKeys {
   constructor(private readonly prefix: string) {}
 
@@ -39,6 +48,16 @@ export class QuotaKeys {
   /** Bought credits: no period resets them, so the key never expires. */
   topup(account: string): string {
     return `${this.prefix}{${account}}:topup`;
+  }
+
+  /** What one decision call billed, or that it was voided (redis-scripts.ts, VOID_LUA). */
+  call(account: string, callId: string): string {
+    return `${this.prefix}{${account}}:call:${callId}`;
+  }
+
+  /** That a refund was applied: a refund sent again (its first reply lost) gives nothing more. */
+  refund(account: string, refundId: string): string {
+    return `${this.prefix}{${account}}:refund:${refundId}`;
   }
 
   /** Credits leases hold in a period, by lease. */

@@ -103,6 +103,8 @@ export interface DecideKeys {
   /** The same two for the settled lease's period. */
   backCreditsKey: string;
   backReservationsKey: string;
+  /** This call's record: what it billed, kept so that a call whose reply was lost can be voided (VOID_LUA). */
+  callKey: string;
 }
 
 export interface DecideArgs {
@@ -129,6 +131,8 @@ export interface DecideArgs {
   /** The new lease's id, and the deadline of its reservation. */
   leaseId: string;
   leaseDeadlineMs: number;
+  /** How long the call's record is kept (redis-keys.ts). */
+  callRecordMs: number;
   /** One cost per request, in arrival order: ARGV after the named arguments. */
   costs: readonly number[];
 }
@@ -140,6 +144,7 @@ const DECIDE_KEYS: Positions<DecideKeys> = {
   reservationsKey: 'as-is',
   backCreditsKey: 'as-is',
   backReservationsKey: 'as-is',
+  callKey: 'as-is',
 };
 
 const DECIDE_ARGV: Positions<Omit<DecideArgs, 'costs'>> = {
@@ -157,6 +162,7 @@ const DECIDE_ARGV: Positions<Omit<DecideArgs, 'costs'>> = {
   backTopup: 'as-is',
   leaseId: 'as-is',
   leaseDeadlineMs: 'tonumber',
+  callRecordMs: 'as-is',
 };
 
 /** What the script returns for one request: outcome 0 ok, 1 rate limited, 2 out of credits. */
@@ -205,8 +211,13 @@ const GRANT = indexes(DECIDE_GRANT);
 // Before deciding, it settles the lease this process gives back (redis.ts's head explains
 // leases) and lets reservations past their deadline lapse; after deciding, it may grant a new
 // lease. The balance it decides from leaves out every live reservation.
+//
+// A call voided before it ran (its reply timed out while Redis stalled, and VOID_LUA reached
+// Redis first) does nothing and returns nothing; one that bills leaves a record of what it
+// billed, for VOID_LUA to give back.
 const DECIDE_LUA = `
 ${prologue(DECIDE_KEYS, DECIDE_ARGV)}
+if redis.call('exists', callKey) == 1 then return {} end
 local n = #ARGV - ${DECIDE_ARG_ORDER.length}
 local w = redis.call('hmget', windowKey, 's', 'c')
 local start = tonumber(w[1])
@@ -284,6 +295,9 @@ if fromAllowanceAll > 0 then
   if redis.call('pttl', creditsKey) < 0 then redis.call('pexpire', creditsKey, creditKeyTtlMs) end
 end
 if fromTopupAll > 0 then redis.call('decrby', topupKey, fromTopupAll) end
+if fromAllowanceAll > 0 or fromTopupAll > 0 then
+  redis.call('set', callKey, string.format('%d:%d', fromAllowanceAll, fromTopupAll), 'PX', callRecordMs)
+end
 ${appendLua(DECIDE_GRANT, '')}
 return out
 `;
@@ -380,6 +394,8 @@ export interface RefundKeys {
   creditsKey: string;
   /** Bought credits. */
   topupKey: string;
+  /** The refund's marker: present once it was applied. */
+  markerKey: string;
 }
 
 export interface RefundArgs {
@@ -387,16 +403,20 @@ export interface RefundArgs {
   toAllowance: number;
   /** Back to bought credits. */
   toTopup: number;
+  /** How long the marker is kept (redis-keys.ts). */
+  markerMs: number;
 }
 
-const REFUND_KEYS: Positions<RefundKeys> = { creditsKey: 'as-is', topupKey: 'as-is' };
-const REFUND_ARGV: Positions<RefundArgs> = { toAllowance: 'as-is', toTopup: 'as-is' };
+const REFUND_KEYS: Positions<RefundKeys> = { creditsKey: 'as-is', topupKey: 'as-is', markerKey: 'as-is' };
+const REFUND_ARGV: Positions<RefundArgs> = { toAllowance: 'as-is', toTopup: 'as-is', markerMs: 'as-is' };
 const REFUND_KEY_ORDER = order(REFUND_KEYS);
 const REFUND_ARG_ORDER = order(REFUND_ARGV);
 
-// A period whose counter is gone has no allowance to give back to.
+// A period whose counter is gone has no allowance to give back to. Once per refund: a refund
+// sent again (its first reply lost) finds its marker and gives nothing more.
 const REFUND_LUA = `
 ${prologue(REFUND_KEYS, REFUND_ARGV)}
+if not redis.call('set', markerKey, '1', 'NX', 'PX', markerMs) then return 0 end
 if tonumber(toAllowance) > 0 and redis.call('exists', creditsKey) == 1 then redis.call('decrby', creditsKey, toAllowance) end
 if tonumber(toTopup) > 0 then redis.call('incrby', topupKey, toTopup) end
 return 0
@@ -404,6 +424,50 @@ return 0
 
 export function encodeRefund(keys: RefundKeys, args: RefundArgs): KeysAndArgs {
   return encode(REFUND_KEY_ORDER, keys, REFUND_ARG_ORDER, args);
+}
+
+/** Voids a decision call whose reply was lost. */
+export interface VoidKeys {
+  /** The call's record (DecideKeys.callKey). */
+  callKey: string;
+  /** Credits spent in the call's period, bought credits, and the period's reservations. */
+  creditsKey: string;
+  topupKey: string;
+  reservationsKey: string;
+}
+
+export interface VoidArgs {
+  /** The lease the call may have granted ('' for none): its reservation is dropped. */
+  leaseId: string;
+  /** How long the record of the void is kept. */
+  callRecordMs: number;
+}
+
+const VOID_KEYS: Positions<VoidKeys> = { callKey: 'as-is', creditsKey: 'as-is', topupKey: 'as-is', reservationsKey: 'as-is' };
+const VOID_ARGV: Positions<VoidArgs> = { leaseId: 'as-is', callRecordMs: 'as-is' };
+const VOID_KEY_ORDER = order(VOID_KEYS);
+const VOID_ARG_ORDER = order(VOID_ARGV);
+
+// A decision call whose reply never came (a stalled Redis, a command timeout) was answered by the
+// gateway as if the store had failed: nothing billed (redis.onError). If the call ran, what it
+// billed is given back and the lease it granted dropped; if it has not run yet, the void is
+// recorded first and the call, arriving later, does nothing. Once: the record says `void`.
+// Returns 1 if it gave something back.
+const VOID_LUA = `
+${prologue(VOID_KEYS, VOID_ARGV)}
+if leaseId ~= '' then redis.call('hdel', reservationsKey, leaseId) end
+local record = redis.call('get', callKey)
+redis.call('set', callKey, 'void', 'PX', callRecordMs)
+if not record or record == 'void' then return 0 end
+local a, t = string.match(record, '^(%d+):(%d+)$')
+if not a then return 0 end
+if tonumber(a) > 0 and redis.call('exists', creditsKey) == 1 then redis.call('decrby', creditsKey, a) end
+if tonumber(t) > 0 then redis.call('incrby', topupKey, t) end
+return 1
+`;
+
+export function encodeVoid(keys: VoidKeys, args: VoidArgs): KeysAndArgs {
+  return encode(VOID_KEY_ORDER, keys, VOID_ARG_ORDER, args);
 }
 
 type Command = (...keysAndArgs: KeysAndArgs) => Promise<unknown>;
@@ -416,13 +480,15 @@ function define<K>(client: RedisClient, name: string, keys: Positions<K>, lua: s
   return command.bind(client);
 }
 
-/** The three scripts on one client, typed. */
+/** The four scripts on one client, typed. */
 export class QuotaScripts {
   private readonly decideCommand: Command;
   private readonly settleCommand: Command;
   private readonly refundCommand: Command;
+  private readonly voidCommand: Command;
 
   constructor(client: RedisClient) {
+    this.voidCommand = define(client, 'egwQuotaVoid', VOID_KEYS, VOID_LUA);
     this.decideCommand = define(client, 'egwQuotaDecide', DECIDE_KEYS, DECIDE_LUA);
     this.refundCommand = define(client, 'egwQuotaRefund', REFUND_KEYS, REFUND_LUA);
     this.settleCommand = define(client, 'egwQuotaSettle', SETTLE_KEYS, SETTLE_LUA);
@@ -432,6 +498,11 @@ export class QuotaScripts {
   decide(keys: DecideKeys, args: DecideArgs): Promise<DecideReply> {
     const n = args.costs.length;
     return this.decideCommand(...encodeDecide(keys, args)).then((reply) => decodeDecide(reply as number[], n));
+  }
+
+  /** Gives back what a decision call billed, if it ran, and makes it a no-op if it has not. */
+  void(keys: VoidKeys, args: VoidArgs): Promise<unknown> {
+    return this.voidCommand(...encodeVoid(keys, args));
   }
 
   /** Settles a lease: bills what it spent if Redis still holds its reservation. */

@@ -50,13 +50,13 @@ import {
   type Lease,
   type Settlement,
 } from './lease.js';
-import { creditKeyTtlMs, QuotaKeys, RATE_KEY_TTL_MS } from './redis-keys.js';
+import { CALL_RECORD_MS, creditKeyTtlMs, QuotaKeys, RATE_KEY_TTL_MS } from './redis-keys.js';
 import { QuotaScripts, type DecideReply } from './redis-scripts.js';
 import type { Balance, QuotaDecision, QuotaQuery, QuotaStore, Refund } from './types.js';
 import { RATE_WINDOW_MS } from './window.js';
 
 export { LEASE_GRACE_MS, LEASE_MAX_REQUESTS, LEASE_MIN_REQUESTS, LEASE_SHARE, LEASE_SWEEP_MS } from './lease.js';
-export { CREDIT_KEY_GRACE_MS, RATE_KEY_TTL_MS } from './redis-keys.js';
+export { CALL_RECORD_MS, CREDIT_KEY_GRACE_MS, RATE_KEY_TTL_MS } from './redis-keys.js';
 
 /** Names this store's leases apart from other processes' (the lease ids in Redis). */
 let stores = 0;
@@ -68,6 +68,20 @@ interface Batch {
   period: PeriodWindow;
   costs: number[];
   waiters: { resolve: (d: QuotaDecision) => void; reject: (e: unknown) => void }[];
+}
+
+/** A decision call whose reply was lost: voided (redis-scripts.ts, VOID_LUA) once Redis answers. */
+interface Void {
+  account: string;
+  callId: string;
+  periodId: string;
+  leaseId: string;
+}
+
+/** A refund Redis has not taken yet: sent again, under its id, until it does. */
+interface OwedRefund {
+  refund: Refund;
+  id: string;
 }
 
 export interface RedisQuotaOptions {
@@ -90,10 +104,15 @@ export class RedisQuotaStore implements QuotaStore {
   private readonly waiting = new Map<string, { query: QuotaQuery; resolve: (d: QuotaDecision) => void; reject: (e: unknown) => void }[]>();
   /** Settlements Redis has not taken yet (it failed): retried by the sweep. */
   private owed: Settlement[] = [];
+  /** Decision calls whose reply was lost, to void; refunds Redis did not take: retried by the sweep. */
+  private voids: Void[] = [];
+  private refunds: OwedRefund[] = [];
   private sweeper: NodeJS.Timeout | undefined;
   private readonly now: () => number;
   private readonly storeId = `${process.pid.toString(36)}.${Date.now().toString(36)}.${(stores++).toString(36)}`;
   private leaseIds = 0;
+  private callIds = 0;
+  private refundIds = 0;
   private closed = false;
 
   constructor(
@@ -158,6 +177,7 @@ export class RedisQuotaStore implements QuotaStore {
     const want = this.leasing && !this.closed ? wantedSlots(lease, b.costs.length, q.nowMs) : 0;
     const leaseId = want > 0 ? `${this.storeId}.${(this.leaseIds++).toString(36)}` : '';
     const backPeriod = back?.periodId ?? b.period.id;
+    const callId = `${this.storeId}.${(this.callIds++).toString(36)}`;
     if (this.leasing && !this.waiting.has(a)) this.waiting.set(a, []);
     this.scripts
       .decide(
@@ -168,6 +188,7 @@ export class RedisQuotaStore implements QuotaStore {
           reservationsKey: this.keys.reservations(a, b.period.id),
           backCreditsKey: this.keys.credits(a, backPeriod),
           backReservationsKey: this.keys.reservations(a, backPeriod),
+          callKey: this.keys.call(a, callId),
         },
         {
           nowMs: q.nowMs,
@@ -184,6 +205,7 @@ export class RedisQuotaStore implements QuotaStore {
           backTopup: back?.topup ?? 0,
           leaseId,
           leaseDeadlineMs: leaseDeadlineMs(q.nowMs),
+          callRecordMs: CALL_RECORD_MS,
           costs: b.costs,
         },
       )
@@ -191,9 +213,12 @@ export class RedisQuotaStore implements QuotaStore {
         (reply) => this.answer(b, leaseId, reply),
         (err: unknown) => {
           // The call may still have run (a reply lost): its settlement is sent again, and bills
-          // nothing the second time; a lease it granted lapses unused. No lease is trusted until
-          // Redis answers again.
+          // nothing the second time. Its requests are answered as the store failing (nothing
+          // billed: redis.onError), so the call is voided: what it billed is given back and the
+          // lease it granted dropped, or, if Redis has not run it yet, it will do nothing. No
+          // lease is trusted until Redis answers again.
           if (back !== undefined) this.owed.push(back);
+          void this.sendVoid({ account: a, callId, periodId: b.period.id, leaseId });
           this.retire(Number.POSITIVE_INFINITY);
           for (const w of b.waiters) w.reject(err);
           this.release(a);
@@ -240,15 +265,54 @@ export class RedisQuotaStore implements QuotaStore {
     if (lease === undefined) {
       lease = emptyLease(q.account, q, b.period.id, grant.windowStartMs);
       this.leases.set(q.account, lease);
-      // Armed with the first lease: a store that never leases keeps no timer and no listener.
-      if (this.sweeper === undefined) {
-        this.sweeper = setInterval(() => void this.sweep(this.now()), LEASE_SWEEP_MS).unref();
-        this.client.on('close', this.connectionLost);
-      }
+      this.armSweeper();
     }
     // A lease another call was granted meanwhile is settled (renew): one reservation per lease.
     void this.sendSettlement(renew(lease, q, b.period, b.costs.length, grant, leaseId));
     if (this.closed) void this.sendSettlement(settlement(lease));
+  }
+
+  /** Armed with the first lease or owed write: a store that never needs it keeps no timer and no listener. */
+  private armSweeper(): void {
+    if (this.sweeper !== undefined || this.closed) return;
+    this.sweeper = setInterval(() => void this.sweep(this.now()), LEASE_SWEEP_MS).unref();
+    this.client.on('close', this.connectionLost);
+  }
+
+  /** Voids a decision call whose reply was lost; kept for the next sweep while Redis cannot take it. */
+  private sendVoid(v: Void): Promise<void> {
+    return this.scripts
+      .void(
+        {
+          callKey: this.keys.call(v.account, v.callId),
+          creditsKey: this.keys.credits(v.account, v.periodId),
+          topupKey: this.keys.topup(v.account),
+          reservationsKey: this.keys.reservations(v.account, v.periodId),
+        },
+        { leaseId: v.leaseId, callRecordMs: CALL_RECORD_MS },
+      )
+      .then(
+        () => undefined,
+        () => {
+          this.voids.push(v);
+          this.armSweeper();
+        },
+      );
+  }
+
+  /** Sends a refund under its id (applied once, however often it is sent). */
+  private sendRefund(o: OwedRefund): Promise<void> {
+    const r = o.refund;
+    return this.scripts
+      .refund(
+        {
+          creditsKey: this.keys.credits(r.account, r.periodId),
+          topupKey: this.keys.topup(r.account),
+          markerKey: this.keys.refund(r.account, o.id),
+        },
+        { toAllowance: r.amount - r.fromTopup, toTopup: r.fromTopup, markerMs: CALL_RECORD_MS },
+      )
+      .then(() => undefined);
   }
 
   /** Sends a settlement (one without a reservation has nothing to bill); one Redis cannot take now is kept for the next sweep. */
@@ -286,18 +350,43 @@ export class RedisQuotaStore implements QuotaStore {
   async sweep(nowMs: number): Promise<void> {
     this.retire(nowMs);
     const owed = this.owed;
+    const voids = this.voids;
+    const refunds = this.refunds;
     this.owed = [];
-    await Promise.all(owed.map((s) => this.sendSettlement(s)));
+    this.voids = [];
+    this.refunds = [];
+    await Promise.all([
+      ...owed.map((s) => this.sendSettlement(s)),
+      ...voids.map((v) => this.sendVoid(v)),
+      ...refunds.map((o) =>
+        this.sendRefund(o).catch(() => {
+          this.refunds.push(o);
+        }),
+      ),
+    ]);
   }
 
-  /** A refund of a request this process's lease decided goes back into the lease (it is not billed yet). */
+  /** Writes Redis has not taken yet: settlements, voids and refunds the sweep will send again. */
+  get pendingWrites(): number {
+    return this.owed.length + this.voids.length + this.refunds.length;
+  }
+
+  /**
+   * A refund of a request this process's lease decided goes back into the lease (it is not billed
+   * yet). Another is sent to Redis under an id of its own; one Redis cannot take now is kept and
+   * sent again by the sweep until it can (applied once), and the caller hears of the failure.
+   */
   async refund(r: Refund): Promise<void> {
     const lease = this.leases.get(r.account);
     if (lease !== undefined && giveBack(lease, r)) return;
-    await this.scripts.refund(
-      { creditsKey: this.keys.credits(r.account, r.periodId), topupKey: this.keys.topup(r.account) },
-      { toAllowance: r.amount - r.fromTopup, toTopup: r.fromTopup },
-    );
+    const owed = { refund: r, id: `${this.storeId}.${(this.refundIds++).toString(36)}` };
+    try {
+      await this.sendRefund(owed);
+    } catch (err) {
+      this.refunds.push(owed);
+      this.armSweeper();
+      throw err;
+    }
     if (lease !== undefined) lease.free += lease.periodId === r.periodId ? r.amount : r.fromTopup;
   }
 

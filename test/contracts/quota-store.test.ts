@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster, Redis } from 'ioredis';
 import { MemoryQuotaStore } from '../../src/quota/memory.js';
 import { periodWindow } from '../../src/quota/period.js';
-import { CREDIT_KEY_GRACE_MS, RATE_KEY_TTL_MS, RedisQuotaStore } from '../../src/quota/redis.js';
+import { CALL_RECORD_MS, CREDIT_KEY_GRACE_MS, RATE_KEY_TTL_MS, RedisQuotaStore } from '../../src/quota/redis.js';
 import type { QuotaDecision, QuotaQuery, QuotaStore } from '../../src/quota/types.js';
 import { RATE_WINDOW_MS } from '../../src/quota/window.js';
 import { connect, deletePrefix, testPrefix } from '../support/redis.js';
@@ -299,7 +299,13 @@ describe('redis quota store', () => {
     const period = periodWindow('daily', nowMs);
     const credits = `${prefix}{${d}}:credits:${period.id}`;
     const window = `${prefix}{${d}}:window`;
-    expect((await redis.keys(`${prefix}{${d}}*`)).sort()).toEqual([credits, window].sort());
+    const all = await redis.keys(`${prefix}{${d}}*`);
+    // The call's record of what it billed (to void it if its reply were lost), for a minute.
+    const calls = all.filter((k) => k.startsWith(`${prefix}{${d}}:call:`));
+    expect(calls).toHaveLength(1);
+    expect(await redis.get(calls[0]!)).toBe('20:0');
+    expect(await redis.pttl(calls[0]!)).toBeLessThanOrEqual(CALL_RECORD_MS);
+    expect(all.filter((k) => !calls.includes(k)).sort()).toEqual([credits, window].sort());
     // What is left of the period as the decision saw it, plus the grace; never Redis's own idea
     // of when that period ends (for an instant of another decade, it would be gone at once).
     const expected = period.endMs - nowMs + CREDIT_KEY_GRACE_MS;
