@@ -277,6 +277,9 @@ if slots < ${LEASE_MIN_REQUESTS} then
   slots = 0
 elseif maxCost > 0 then
   local credits = math.min(slots * maxCost, math.floor((allowance + topup) / ${LEASE_SHARE}))
+  -- Whole requests only: a reservation of 24,995 would leave other processes a balance no run of
+  -- requests of one cost can leave (x-credits-remaining of 5 on a key whose every cost is 20).
+  credits = credits - credits % maxCost
   if credits < ${LEASE_MIN_REQUESTS} * maxCost then
     slots = 0
   else
