@@ -2,6 +2,7 @@
 // new configuration becomes a new state for new requests, while requests in flight finish with
 // the one they started with. Chains whose settings did not change keep their connection pools;
 // the pools of changed or removed chains close once the requests that chose them had time to.
+import { BadKeys } from '../auth/bad-keys.js';
 import { KeyRing } from '../keys/ring.js';
 import type { Config } from '../config/schema.js';
 import { corsPolicy } from '../http/cors.js';
@@ -37,6 +38,8 @@ export class GatewayStates {
   /** Pools of chains a reload changed or removed, waiting to be closed. */
   private readonly retiring = new Map<NodeJS.Timeout, Chain>();
   private readonly lines: AccessLog;
+  /** Outlives reloads: a reload must not lift the blocks made (it reconfigures them). */
+  private readonly badKeys: BadKeys;
 
   constructor(
     private readonly resources: Resources,
@@ -44,6 +47,7 @@ export class GatewayStates {
     private readonly started: Config,
   ) {
     this.lines = accessLog(resources.log, resources.logOutput);
+    this.badKeys = new BadKeys(started.security.badKeys);
     this.current = this.make(started).state;
     // A run-time key created, changed or revoked (by any process) reaches the current ring.
     resources.applyKeyChange = (change) => {
@@ -70,6 +74,7 @@ export class GatewayStates {
       accessLog: config.log.requests ? this.lines : undefined,
       usage: r.usage,
       cors: corsPolicy(config.server.cors),
+      badKeys: this.badKeys,
     };
     return { state, retired };
   }
@@ -92,6 +97,7 @@ export class GatewayStates {
       this.resources.cache = this.resources.newCache(next); // a new budget or stale window starts an empty in-process tier
     }
     this.resources.log.level = next.log.level;
+    this.badKeys.configure(next.security.badKeys);
     const { state, retired } = this.make(next, this.current);
     this.current = state;
     // Requests in flight keep the old state, and may not have reached their pool yet (waiting

@@ -45,6 +45,10 @@ export const ERRORS = {
   LEGACY_UNKNOWN_ACTION: { status: 400, message: 'Unknown action' },
   CHAINID_REQUIRED: { status: 400, message: 'Query parameter chainid is required (the chain to ask, as in /v2/api?chainid=1)' },
   RATE_LIMITED: { status: 429, message: 'Too many requests' },
+  // security.badKeys: the client's address sent too many unknown keys (auth/bad-keys.ts), refused
+  // whatever key it sends until the block ends; RFC 6585 section 4 (https://www.rfc-editor.org/rfc/rfc6585#section-4)
+  // lets a 429 say why and when to come back (Retry-After, added by the pipeline).
+  TOO_MANY_BAD_KEYS: { status: 429, message: 'Too many invalid API keys from this address' },
   OUT_OF_CREDITS: { status: 402, message: 'Out of credits' },
   QUOTA_UNAVAILABLE: { status: 503, message: 'Quota store unavailable' },
   // A request on a kept-alive connection while the gateway drains (SIGTERM): come back elsewhere.

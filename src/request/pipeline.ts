@@ -135,8 +135,21 @@ function afterRoute(
   // at once, the cache.
   const now = state.now();
   ctx.nowMs = now;
+  // An address blocked for wrong keys (security.badKeys, auth/bad-keys.ts) is refused whatever
+  // key it sends, before any store is asked. A known key from an unblocked address pays only
+  // `blocking` (a Map's size) here: the address is read and looked up only while some address is
+  // blocked, and counted only on a wrong key (below).
+  const badKeys = state.badKeys;
+  if (badKeys.blocking) {
+    const blockedMs = badKeys.blockedMs(request.raw.socket.remoteAddress, now);
+    // RFC 9110 section 10.2.3: whole seconds, rounded up.
+    if (blockedMs > 0) return void sendError(ctx, reply, 'TOO_MANY_BAD_KEYS', { 'retry-after': String(Math.ceil(blockedMs / 1000)) });
+  }
   const key = authenticate(ctx, request.headers.authorization, apikeys, resolution, state.keys, now);
-  if (typeof key === 'string') return void sendError(ctx, reply, key);
+  if (typeof key === 'string') {
+    if (key === 'BAD_KEY') badKeyFrom(state, request.raw.socket.remoteAddress, now);
+    return void sendError(ctx, reply, key);
+  }
   ctx.key = key;
   // The JSON-RPC endpoint: its calls are in the body, each decided on its own (request/rpc.ts).
   if (resolution.rpc) return rpcRequest(state, ctx, request, reply, key, state.chains.get(resolution.chainId)!);
@@ -160,6 +173,13 @@ const RPC_METHODS = ['POST'];
 function allowedMethods(route: Route): readonly string[] {
   if (route.rpc) return RPC_METHODS;
   return route.legacy ? FORM_METHODS : READ_METHODS;
+}
+
+/** Counts a wrong key from `address`; the one that blocks it is logged (one line per block, at most one per `failures` wrong keys). */
+function badKeyFrom(state: GatewayState, address: string | undefined, now: number): void {
+  if (!state.badKeys.failed(address, now)) return;
+  const { failures, windowSeconds, blockSeconds } = state.config.security.badKeys;
+  state.log.warn({ address, failures, windowSeconds, blockSeconds }, 'address blocked: too many invalid API keys');
 }
 
 /**

@@ -3,6 +3,7 @@
 // reload builds a new state (app/state.ts); a request reads the state once, when it starts, and
 // finishes with it.
 import type { Logger } from 'pino';
+import type { BadKeys } from '../auth/bad-keys.js';
 import type { KeyRing } from '../keys/ring.js';
 import type { ResponseCache } from '../cache/response-cache.js';
 import type { Config } from '../config/schema.js';
@@ -46,4 +47,6 @@ export interface GatewayState {
   usage: UsageRecorder | undefined;
   /** CORS of the public listener, from `server.cors`: a reload applies a new one. */
   cors: CorsPolicy;
+  /** Wrong keys per client address and the addresses they blocked (`security.badKeys`); one for the process, a reload reconfigures it. */
+  badKeys: BadKeys;
 }

@@ -19,9 +19,15 @@ const seen: string[][] = [];
 beforeAll(async () => {
   explorer = await startFixtureExplorer();
   // No cache TTL and no usage rows: the shared cache tier and the usage batches (written off the
-  // request path, once a second) stay out of the count, only quota decisions are left.
+  // request path, once a second) stay out of the count, only quota decisions are left. No
+  // blocking of wrong keys (security.badKeys): the flood of unknown keys below must reach the key
+  // step from this address, and the valid keys after it too (test/integration/bad-keys.test.ts tests the blocking).
   gw = await startGateway(
-    makeConfig([explorer.url], { redis: { url: REDIS_URL, keyPrefix: prefix, leases: false }, usage: { enabled: false } }),
+    makeConfig([explorer.url], {
+      redis: { url: REDIS_URL, keyPrefix: prefix, leases: false },
+      usage: { enabled: false },
+      security: { badKeys: { failures: 0 } },
+    }),
   );
   monitor = await monitorConnection(redis);
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
