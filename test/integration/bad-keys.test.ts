@@ -40,10 +40,10 @@ async function get(gw: TestGateway, path: string, key: string, localAddress: str
   return { status: res.statusCode, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined, body: JSON.parse(text) as unknown };
 }
 
-/** A gateway on a clock the test moves. */
-async function gatewayAt(extra: Partial<ConfigInput> = {}): Promise<{ gw: TestGateway; clock: { t: number } }> {
+/** A gateway on a clock the test moves; its log lines go to `lines`. */
+async function gatewayAt(extra: Partial<ConfigInput> = {}, lines: string[] = []): Promise<{ gw: TestGateway; clock: { t: number } }> {
   const clock = { t: START };
-  const gw = await startGateway(makeConfig([explorer.url], extra), { now: () => clock.t });
+  const gw = await startGateway(makeConfig([explorer.url], extra), { now: () => clock.t, logStream: { write: (l) => void lines.push(l) } });
   gateways.push(gw);
   return { gw, clock };
 }
@@ -80,6 +80,15 @@ describe('wrong keys from one address (security.badKeys, default 20 in 60 s, the
     const legacy = await get(gw, LEGACY, DEMO_KEY, '127.0.0.2');
     expect(legacy.status).toBe(429);
     expect(legacy.body).toEqual({ message: 'Too many invalid API keys from this address', result: null, status: '0' });
+    // JSON-RPC too: its key step is the same.
+    const rpc = await request(`${gw.url}/1/json-rpc`, {
+      dispatcher: from('127.0.0.2'),
+      method: 'POST',
+      headers: { authorization: `Bearer ${DEMO_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }),
+    });
+    await rpc.body.dump();
+    expect(rpc.statusCode).toBe(429);
     expect(explorer.requests.length).toBe(upstreamBefore);
 
     const other = await get(gw, BALANCES, DEMO_KEY, '127.0.0.1');
@@ -99,6 +108,17 @@ describe('wrong keys from one address (security.badKeys, default 20 in 60 s, the
     // A fresh count after the block: one more wrong key is a 401, not a new block.
     expect((await get(gw, BALANCES, 'wrong-again', '127.0.0.3')).status).toBe(401);
     expect((await get(gw, BALANCES, DEMO_KEY, '127.0.0.3')).status).toBe(200);
+  });
+
+  it('logs each block once, with the address and the settings', async () => {
+    const lines: string[] = [];
+    const { gw } = await gatewayAt({ log: { level: 'warn', requests: false } }, lines);
+    for (let i = 0; i < 20; i++) await get(gw, BALANCES, `wrong-${i}`, '127.0.0.11');
+    for (let i = 0; i < 5; i++) expect((await get(gw, BALANCES, `wrong-${i}`, '127.0.0.11')).status).toBe(429);
+    const blocks = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => /address blocked/.test(String(l.msg)));
+    expect(blocks).toHaveLength(1);
+    expect(blocks[0]).toMatchObject({ level: 40, address: '127.0.0.11', failures: 20, windowSeconds: 60, blockSeconds: 300 });
+    expect(lines.join('\n')).not.toContain('wrong-');
   });
 
   it('does not block wrong keys spread over more than the window', async () => {
