@@ -14,6 +14,11 @@
 // what this process spends, and the stored ledgers are added to them once they can be read
 // (spend and bought credits are sums, so nothing is lost or counted twice); until then nothing is
 // written over them, and a top-up is refused.
+//
+// A ledger store may name the rows itself (`sealAccount`: the SQLite store names them by a keyed
+// hash of the account, so that the file holds no sha256 of a key: store/sqlite.ts says why). The
+// ledgers here stay under their accounts; rows are written under their sealed names, and a stored
+// row is taken up when its account is first seen (its sealed name computed once, then remembered).
 import type { LedgerRow, LedgerStore } from '../store/types.js';
 import { periodWindow, type Period } from './period.js';
 import type { Balance, QuotaDecision, QuotaQuery, QuotaStore, Refund } from './types.js';
@@ -24,6 +29,9 @@ type Ledger = Omit<LedgerRow, 'account'>;
 
 /** How often changed ledgers are written to the persistence. */
 export const LEDGER_FLUSH_MS = 1_000;
+
+/** A ledger store that names its rows itself (store/sqlite.ts); without sealAccount, rows are named by their accounts. */
+export type LedgerPersistence = LedgerStore & { sealAccount?(account: string): string };
 
 export class MemoryQuotaStore implements QuotaStore {
   readonly kind = 'memory';
@@ -36,8 +44,36 @@ export class MemoryQuotaStore implements QuotaStore {
   private writing: Promise<void> | undefined;
   /** The stored ledgers were read (start, or a tick after it). */
   private stored = false;
+  /** Stored ledgers not taken up yet, by their rows' names: taken when their account is first seen. */
+  private readonly unclaimed = new Map<string, Ledger>();
+  /** Accounts' row names, computed once each (bounded as `ledgers` is). */
+  private readonly names = new Map<string, string>();
 
-  constructor(private readonly persistence?: LedgerStore) {}
+  constructor(private readonly persistence?: LedgerPersistence) {}
+
+  /** The name of an account's row in the persistence. */
+  private rowName(account: string): string {
+    const persistence = this.persistence;
+    if (!persistence?.sealAccount) return account;
+    let name = this.names.get(account);
+    if (name === undefined) {
+      name = persistence.sealAccount(account);
+      this.names.set(account, name);
+    }
+    return name;
+  }
+
+  /** The account's ledger: in memory, or its stored row taken up now; undefined when it has none. */
+  private known(account: string): Ledger | undefined {
+    const ledger = this.ledgers.get(account);
+    if (ledger || this.unclaimed.size === 0) return ledger;
+    const name = this.rowName(account);
+    const stored = this.unclaimed.get(name);
+    if (!stored) return undefined;
+    this.unclaimed.delete(name);
+    this.ledgers.set(account, stored);
+    return stored;
+  }
 
   /**
    * Loads the ledgers, before the first decision; then writes the changed ones every
@@ -69,10 +105,14 @@ export class MemoryQuotaStore implements QuotaStore {
     if (!this.persistence || this.stored) return;
     const rows = await this.persistence.loadLedgers();
     if (this.stored) return;
+    // The accounts decided here before the load, by their rows' names.
+    const decided = new Map<string, string>();
+    for (const account of this.ledgers.keys()) decided.set(this.rowName(account), account);
     for (const row of rows) {
-      const mine = this.ledgers.get(row.account);
-      if (!mine) {
-        this.ledgers.set(row.account, { periodId: row.periodId, spent: row.spent, topup: row.topup });
+      const account = decided.get(row.account);
+      const mine = account === undefined ? undefined : this.ledgers.get(account);
+      if (account === undefined || !mine) {
+        this.unclaimed.set(row.account, { periodId: row.periodId, spent: row.spent, topup: row.topup });
         continue;
       }
       // Decided here before the load: bought credits add up; spend only within one period (a
@@ -82,7 +122,7 @@ export class MemoryQuotaStore implements QuotaStore {
         mine.spent += row.spent;
         mine.periodId = row.periodId;
       }
-      this.dirty.add(row.account);
+      this.dirty.add(account);
     }
     this.stored = true;
   }
@@ -90,7 +130,7 @@ export class MemoryQuotaStore implements QuotaStore {
   /** The account's ledger for the period `nowMs` falls in: a new period starts with nothing spent. */
   private ledger(account: string, period: Period, nowMs: number): Ledger {
     const { id: periodId } = periodWindow(period, nowMs);
-    let ledger = this.ledgers.get(account);
+    let ledger = this.known(account);
     if (!ledger) {
       ledger = { periodId, spent: 0, topup: 0 };
       this.ledgers.set(account, ledger);
@@ -135,7 +175,7 @@ export class MemoryQuotaStore implements QuotaStore {
   }
 
   refund(r: Refund): Promise<void> {
-    const ledger = this.ledgers.get(r.account);
+    const ledger = this.known(r.account);
     if (!ledger) return Promise.resolve();
     // Bought credits come back whenever; a period that has ended has no allowance to give back to.
     ledger.topup += r.fromTopup;
@@ -145,7 +185,7 @@ export class MemoryQuotaStore implements QuotaStore {
   }
 
   async topUp(account: string, amount: number): Promise<number> {
-    let ledger = this.ledgers.get(account);
+    let ledger = this.known(account);
     if (!ledger) {
       // Its period is set by its first decision; nothing spent yet.
       ledger = { periodId: '', spent: 0, topup: 0 };
@@ -174,7 +214,7 @@ export class MemoryQuotaStore implements QuotaStore {
   }
 
   balance(account: string, period: Period, nowMs: number): Promise<Balance> {
-    const ledger = this.ledgers.get(account);
+    const ledger = this.known(account);
     const { id: periodId } = periodWindow(period, nowMs);
     if (!ledger) return Promise.resolve({ spent: 0, topup: 0, periodId });
     return Promise.resolve({ spent: ledger.periodId === periodId ? ledger.spent : 0, topup: ledger.topup, periodId });
@@ -195,7 +235,7 @@ export class MemoryQuotaStore implements QuotaStore {
     this.dirty.clear();
     const rows = accounts.flatMap((account) => {
       const l = this.ledgers.get(account);
-      return l ? [{ account, periodId: l.periodId, spent: l.spent, topup: l.topup }] : [];
+      return l ? [{ account: this.rowName(account), periodId: l.periodId, spent: l.spent, topup: l.topup }] : [];
     });
     const write = persistence.saveLedgers(rows);
     this.writing = write;

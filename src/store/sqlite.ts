@@ -15,7 +15,56 @@
 //
 // No secret is ever stored, by construction: a record is written field by field (`toRow`), so a
 // property the caller's object happens to carry beyond KeyRecord's fields never reaches the file.
-import { mkdirSync } from 'node:fs';
+//
+// The file and its -wal and -shm (https://www.sqlite.org/tempfiles.html) are readable by the
+// gateway's user only (0600): the file is created with that mode before SQLite opens it, and
+// SQLite gives the -wal and -shm files the mode of their database file (findCreateFileMode in
+// https://github.com/sqlite/sqlite/blob/master/src/os_unix.c). A store made by an earlier gateway
+// with wider modes is narrowed to 0600 when opened.
+//
+// Ledger rows are not named by the account itself. A configured key's account is the sha256 of
+// its secret (keys/ring.ts), and a weak secret written in the YAML is found from its sha256 in a
+// published lookup table. The rows are named HMAC-SHA256(store secret, account) instead
+// (`sealAccount`), the store secret being 32 random bytes made with the file (table meta). What
+// that does: a copy of the file names no key a lookup table knows, and one key has unrelated row
+// names in two stores. What it does not: whoever holds the whole file holds the store secret too
+// and can test guesses one by one, as fast as against plain sha256; the 0600 mode is what keeps
+// the host's other users out. A store secret kept outside the file would also guard a copy of the
+// file alone, but a file restored without it would lose every bought credit, with no way back: not
+// done. Naming rows by the key's id would need the key ring in the quota store, and would move a
+// configured key's credits with its name instead of its secret. The account stays what it is in
+// memory and in Redis (quota/redis-keys.ts); the in-process quota store names its rows through
+// sealAccount (quota/memory.ts) and the store writes whatever names it is given. A file of
+// version 2 has plain accounts: its migration renames them through a new store secret (it needs
+// the account only, never the key), with secure_delete on so that the old names are overwritten
+// rather than left in free pages (https://www.sqlite.org/pragma.html#pragma_secure_delete).
+//
+// A fault of the file or the disk never escapes as an exception: every method rejects with it,
+// counts it (`failures`) and tells the listeners (app/resources.ts logs it once per interval and
+// exports it as egw_store_errors_total{store="records"}); the callers keep what they could not
+// write and try again (quota/memory.ts, usage/recorder.ts). ping() rejects while the file cannot
+// be opened, while its path does not name the open file, or while writes fail (then it tries one
+// small write, to learn when they work again): /readyz's storage check.
+// - A full disk (or RLIMIT_FSIZE, https://man7.org/linux/man-pages/man2/setrlimit.2.html: Node
+//   ignores SIGXFSZ, so the write fails with EFBIG, https://github.com/nodejs/node/pull/27798)
+//   fails the transaction with SQLITE_FULL or SQLITE_IOERR_WRITE and rolls it back; the next
+//   write works once there is room.
+// - A file that cannot be opened at start (a read-only folder, a full disk, not a database)
+//   leaves the store closed: each call tries to open it again, and rejects meanwhile.
+// - A connection SQLite opened read-only (the file was) stays read-only: after a SQLITE_READONLY
+//   write it is opened again.
+// - A file deleted while open: SQLite goes on reading and writing the unlinked inode, which a
+//   restart would not find (https://www.sqlite.org/howtocorrupt.html, "Unlinking or renaming a
+//   database file while in use"). Each write, each ping and close() compare the path's inode
+//   with the one opened; a file gone is written again at its path from the open connection
+//   (VACUUM INTO, https://www.sqlite.org/lang_vacuum.html#vacuuminto): keys, audit, usage and
+//   ledgers, nothing lost. Until that works (a read-only folder), writes are refused, so nothing
+//   is acknowledged that a restart would not find; a path that names another file is left alone.
+//   The old -wal and -shm files are removed before the copy takes the path: a new database must
+//   never be paired with another's WAL (https://www.sqlite.org/howtocorrupt.html, "Deleting a
+//   hot journal"; test/integration/sqlite-faults.test.ts deletes the file alone).
+import { createHmac, randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type {
@@ -32,7 +81,7 @@ import type {
 } from './types.js';
 
 /** The user_version this code writes and reads. */
-export const SQLITE_SCHEMA_VERSION = 2;
+export const SQLITE_SCHEMA_VERSION = 3;
 
 // STRICT tables (https://www.sqlite.org/stricttables.html): a value of the wrong type is an error
 // instead of being stored as whatever it is. Credits are integers (config/schema.ts).
@@ -90,6 +139,15 @@ CREATE TABLE usage_batches (
   id TEXT PRIMARY KEY,
   at INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
+`;
+
+// Version 3: what the store keeps about itself, by name: `ledger_secret`, the key of the ledger
+// rows' names (hex), and `probe`, written by ping() to learn whether writes work again.
+const SCHEMA_V3 = `
+CREATE TABLE meta (
+  name TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) STRICT;
 `;
 
 /** How long a usage batch's id is remembered, ms: far longer than a retry takes to follow. */
@@ -195,6 +253,27 @@ function isConstraint(err: unknown, code: 'SQLITE_CONSTRAINT_UNIQUE' | 'SQLITE_C
   return err instanceof Database.SqliteError && err.code === code;
 }
 
+/** The store cannot serve a call for a reason of its file: not open, gone, or another file. */
+export class StoreFault extends Error {}
+
+/**
+ * Whether an error is the file's or the disk's (a fault: counted, and ping() says so) rather than
+ * the caller's data (a constraint, a wrong type: https://www.sqlite.org/rescode.html).
+ */
+export function isFault(err: unknown): boolean {
+  if (err instanceof StoreFault) return true;
+  if (err instanceof Database.SqliteError) return !/^SQLITE_(CONSTRAINT|MISMATCH|RANGE|TOOBIG)/.test(err.code);
+  // node:fs's errors (mkdir, open, stat, rename of the store's files) carry a syscall.
+  return typeof (err as NodeJS.ErrnoException | undefined)?.syscall === 'string';
+}
+
+/** A write that failed this way leaves the connection unable to write until it is opened again. */
+function needsReopen(err: unknown): boolean {
+  return err instanceof Database.SqliteError && /^SQLITE_(READONLY|CANTOPEN)/.test(err.code);
+}
+
+const sealWith = (secret: Buffer, account: string): string => createHmac('sha256', secret).update(account, 'utf8').digest('hex');
+
 /** Prepared once: better-sqlite3 compiles a statement at prepare(), and run/get/all reuse it. */
 function prepareStatements(db: Database.Database) {
   return {
@@ -247,8 +326,144 @@ function prepareStatements(db: Database.Database) {
       `INSERT INTO ledgers (account, period_id, spent, topup) VALUES (@account, @period_id, @spent, @topup)
        ON CONFLICT (account) DO UPDATE SET period_id = excluded.period_id, spent = excluded.spent, topup = excluded.topup`,
     ),
+    probe: db.prepare<[string]>(
+      "INSERT INTO meta (name, value) VALUES ('probe', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+    ),
+    // VACUUM INTO takes an expression: the copy's path is bound, never spliced into the SQL.
+    copyTo: db.prepare<[string]>('VACUUM INTO ?'),
   };
 }
+
+/** One open database: its statements and transactions, and which file it is. */
+interface Connection {
+  db: Database.Database;
+  stmt: ReturnType<typeof prepareStatements>;
+  addUsageTx: (rows: readonly UsageRow[], batchId: string) => void;
+  saveLedgersTx: (rows: readonly LedgerRow[]) => void;
+  /** A key write and its audit entry: both or neither. */
+  keyWriteTx: (write: () => boolean, audit: AuditEntry) => boolean;
+  /** The file's device and inode when opened; undefined for `:memory:`. */
+  file: { dev: number; ino: number } | undefined;
+  /** The key of the ledger rows' names, from the file. */
+  secret: Buffer;
+}
+
+/** Narrows a file SQLite or an earlier gateway made to the owner's read and write. */
+function narrowMode(file: string): void {
+  try {
+    const mode = statSync(file).mode & 0o777;
+    if ((mode & 0o077) !== 0) chmodSync(file, mode & 0o700);
+  } catch {
+    // Not there (no -shm yet), or not ours to change: nothing to narrow.
+  }
+}
+
+function migrate(db: Database.Database): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > SQLITE_SCHEMA_VERSION) {
+    throw new Error(`the store file has schema version ${version}; this gateway knows up to ${SQLITE_SCHEMA_VERSION}: run a newer gateway`);
+  }
+  if (version === SQLITE_SCHEMA_VERSION) return;
+  if (version >= 1) db.pragma('secure_delete = ON'); // the plain ledger names below are overwritten
+  // One transaction: a crash mid-way leaves the file at the version it had.
+  db.transaction(() => {
+    if (version < 1) db.exec(SCHEMA_V1);
+    if (version < 2) db.exec(SCHEMA_V2);
+    if (version < 3) {
+      db.exec(SCHEMA_V3);
+      const secret = randomBytes(32);
+      db.prepare("INSERT INTO meta (name, value) VALUES ('ledger_secret', ?)").run(secret.toString('hex'));
+      const rows = db.prepare<[], LedgerDbRow>('SELECT * FROM ledgers').all();
+      db.exec('DELETE FROM ledgers');
+      const insert = db.prepare<LedgerDbRow>(
+        'INSERT INTO ledgers (account, period_id, spent, topup) VALUES (@account, @period_id, @spent, @topup)',
+      );
+      for (const r of rows) insert.run({ ...r, account: sealWith(secret, r.account) });
+    }
+    db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
+  })();
+  if (version >= 1) {
+    db.pragma('secure_delete = OFF');
+    // The pages that held the old names, overwritten in the WAL, reach the file now.
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  }
+}
+
+/** Opens `path` (creating it 0600 if it is not there), brings it to this schema, prepares the statements. */
+function openConnection(path: string, now: () => number): Connection {
+  const memory = path === ':memory:';
+  if (!memory) {
+    mkdirSync(dirname(path), { recursive: true });
+    if (!existsSync(path)) {
+      // A -wal or -shm without its database is another file's: a new one must not pick it up.
+      for (const left of [`${path}-wal`, `${path}-shm`]) rmSync(left, { force: true });
+      try {
+        closeSync(openSync(path, 'wx', 0o600));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+    }
+  }
+  const db = new Database(path);
+  try {
+    // The file's mode first: SQLite gives the -wal and -shm it creates next the same one.
+    if (!memory) narrowMode(path);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    migrate(db);
+    if (!memory) for (const f of [path, `${path}-wal`, `${path}-shm`]) narrowMode(f);
+    const secretHex = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE name = 'ledger_secret'").get()?.value;
+    if (secretHex === undefined) throw new StoreFault(`the store file ${path} has no ledger_secret`);
+    const stmt = prepareStatements(db);
+    const stat = memory ? undefined : statSync(path);
+    return {
+      db,
+      stmt,
+      file: stat && { dev: stat.dev, ino: stat.ino },
+      secret: Buffer.from(secretHex, 'hex'),
+      addUsageTx: db.transaction((rows: readonly UsageRow[], batchId: string) => {
+        const at = now();
+        stmt.forgetBatches.run(at - BATCH_MEMORY_MS);
+        if (stmt.addBatch.run(batchId, at).changes === 0) return; // added before
+        for (const r of rows) {
+          stmt.addUsage.run({
+            day: r.day,
+            key_id: r.keyId,
+            chain: r.chain,
+            route: r.route,
+            requests: r.requests,
+            credits: r.credits,
+            cache_hits: r.cacheHits,
+            refused: r.refused,
+            errors: r.errors,
+          });
+        }
+      }),
+      saveLedgersTx: db.transaction((rows: readonly LedgerRow[]) => {
+        for (const r of rows) stmt.saveLedger.run({ account: r.account, period_id: r.periodId, spent: r.spent, topup: r.topup });
+      }),
+      // The write, then its audit entry if it changed something; an error in either undoes both.
+      keyWriteTx: db.transaction((write: () => boolean, audit: AuditEntry): boolean => {
+        const changed = write();
+        if (changed) stmt.insertAudit.run(auditRow(audit));
+        return changed;
+      }),
+    };
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+/** What the store tells its listeners (app/resources.ts). */
+export type SqliteStoreEvent =
+  /** A call failed for a reason of the file or the disk (counted in `failures`). */
+  | { type: 'fault'; op: string; err: Error }
+  /** The file was found deleted and written again at its path from the open connection. */
+  | { type: 'restored'; path: string };
+
+/** How long after a failed attempt to put a deleted file back the next one is made. */
+const RESTORE_RETRY_MS = 5_000;
 
 export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, LedgerStore {
   readonly kind = 'sqlite';
@@ -256,73 +471,191 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
   readonly audit = this;
   readonly usage = this;
   readonly ledgers = this;
-  private readonly db: Database.Database;
+  /** Calls that failed for a reason of the file or the disk (egw_store_errors_total{store="records"}). */
+  failures = 0;
+  private conn: Connection | undefined;
+  /** Why the file could not be opened, while it cannot. */
+  private openError: Error | undefined;
+  /** The last write's fault, until a write works again. */
+  private writeFault: Error | undefined;
+  /** The path does not name the open file: gone and not put back yet, or another file. */
+  private fileFault: Error | undefined;
+  private reopenWanted = false;
+  private restoreAfter = 0;
+  /** A copy of a deleted file waiting to take its path (if the rename failed). */
+  private pendingCopy: string | undefined;
+  /** The ledger names' key, from the first file opened; a file with another one is not this store's. */
+  private secret: Buffer | undefined;
+  private closed = false;
   private readonly watchers: { changed: (id: string) => void }[] = [];
-  private readonly stmt: ReturnType<typeof prepareStatements>;
-  /** Transaction functions, made once too (https://github.com/WiseLibs/better-sqlite3/blob/master/docs/api.md#transactionfunction---function). */
-  private readonly addUsageTx: (rows: readonly UsageRow[], batchId: string) => void;
-  private readonly saveLedgersTx: (rows: readonly LedgerRow[]) => void;
-  /** A key write and its audit entry: both or neither. */
-  private readonly keyWriteTx: (write: () => boolean, audit: AuditEntry) => boolean;
+  private readonly listeners: ((event: SqliteStoreEvent) => void)[] = [];
 
+  /**
+   * Opens the file now if it can: a file of a newer schema throws; a fault of the file or the disk
+   * (a read-only folder, a full disk) leaves the store closed, each call trying it again.
+   */
   constructor(
-    path: string,
+    private readonly path: string,
     private readonly now: () => number = Date.now,
   ) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
     try {
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = NORMAL');
-      this.migrate();
+      this.open();
     } catch (err) {
-      this.db.close();
+      if (!isFault(err)) throw err;
+    }
+  }
+
+  /** Hears the store's faults and repairs. */
+  listen(listener: (event: SqliteStoreEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private emit(event: SqliteStoreEvent): void {
+    for (const l of this.listeners) l(event);
+  }
+
+  private fault(op: string, err: unknown): void {
+    this.failures++;
+    this.emit({ type: 'fault', op, err: err instanceof Error ? err : new Error(String(err)) });
+  }
+
+  /** Opens the file at the path (putting a waiting copy there first); throws why not. */
+  private open(): Connection {
+    if (this.closed) throw new StoreFault('the store is closed');
+    try {
+      if (this.pendingCopy) {
+        renameSync(this.pendingCopy, this.path);
+        this.pendingCopy = undefined;
+      }
+      const conn = openConnection(this.path, this.now);
+      if (this.secret && !this.secret.equals(conn.secret)) {
+        conn.db.close();
+        throw new StoreFault(`${this.path} is another store's file (its ledger_secret differs); leaving it alone`);
+      }
+      this.secret = conn.secret;
+      this.conn = conn;
+      this.openError = undefined;
+      return conn;
+    } catch (err) {
+      this.openError = err instanceof Error ? err : new Error(String(err));
       throw err;
     }
-    const stmt = (this.stmt = prepareStatements(this.db));
-    this.addUsageTx = this.db.transaction((rows: readonly UsageRow[], batchId: string) => {
-      const at = this.now();
-      stmt.forgetBatches.run(at - BATCH_MEMORY_MS);
-      if (stmt.addBatch.run(batchId, at).changes === 0) return; // added before
-      for (const r of rows) {
-        stmt.addUsage.run({
-          day: r.day,
-          key_id: r.keyId,
-          chain: r.chain,
-          route: r.route,
-          requests: r.requests,
-          credits: r.credits,
-          cache_hits: r.cacheHits,
-          refused: r.refused,
-          errors: r.errors,
-        });
+  }
+
+  /** The open connection, for a read. */
+  private connection(): Connection {
+    return this.conn ?? this.open();
+  }
+
+  /**
+   * The open connection, for a write: opened if it is not, the file put back if it was deleted,
+   * opened again after a read-only refusal. Throws when the path does not name the open file.
+   */
+  private writable(): Connection {
+    let conn = this.connection();
+    this.checkFile(conn);
+    if (this.fileFault) throw this.fileFault;
+    conn = this.conn ?? this.open();
+    if (this.reopenWanted) {
+      this.reopenWanted = false;
+      conn.db.close();
+      this.conn = undefined;
+      conn = this.open();
+    }
+    return conn;
+  }
+
+  /** Compares the path's inode with the open file's; puts a deleted file back. Sets `fileFault`. */
+  private checkFile(conn: Connection): void {
+    if (!conn.file) return;
+    let stat: { dev: number; ino: number } | undefined;
+    try {
+      stat = statSync(this.path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+        this.fileFault = err as Error;
+        return;
       }
-    });
-    this.saveLedgersTx = this.db.transaction((rows: readonly LedgerRow[]) => {
-      for (const r of rows) stmt.saveLedger.run({ account: r.account, period_id: r.periodId, spent: r.spent, topup: r.topup });
-    });
-    // The write, then its audit entry if it changed something; an error in either undoes both.
-    this.keyWriteTx = this.db.transaction((write: () => boolean, audit: AuditEntry): boolean => {
-      const changed = write();
-      if (changed) stmt.insertAudit.run(auditRow(audit));
-      return changed;
+    }
+    if (stat) {
+      this.fileFault =
+        stat.dev === conn.file.dev && stat.ino === conn.file.ino
+          ? undefined
+          : new StoreFault(`${this.path} is no longer the file this gateway opened (replaced?); not writing to it`);
+      return;
+    }
+    if (Date.now() < this.restoreAfter) return; // fileFault says why the last attempt failed
+    try {
+      this.restore(conn);
+      this.fileFault = undefined;
+      this.emit({ type: 'restored', path: this.path });
+    } catch (err) {
+      this.restoreAfter = Date.now() + RESTORE_RETRY_MS;
+      this.fileFault = new StoreFault(`${this.path} was deleted and cannot be written again yet: ${(err as Error).message}`);
+      this.fault('restore', this.fileFault);
+    }
+  }
+
+  /** Writes the open (deleted) database to its path and opens that copy. */
+  private restore(old: Connection): void {
+    mkdirSync(dirname(this.path), { recursive: true });
+    const copy = `${this.path}.restore-${process.pid}`;
+    rmSync(copy, { force: true });
+    // Created 0600 and empty, as VACUUM INTO requires of an existing file.
+    closeSync(openSync(copy, 'wx', 0o600));
+    try {
+      old.stmt.copyTo.run(copy);
+    } catch (err) {
+      rmSync(copy, { force: true });
+      throw err;
+    }
+    // The copy holds everything: from here on, it is what the next open puts at the path. The
+    // old connection's -wal and -shm still have the path's names: they go before the copy takes it.
+    this.pendingCopy = copy;
+    old.db.close();
+    this.conn = undefined;
+    for (const left of [`${this.path}-wal`, `${this.path}-shm`]) rmSync(left, { force: true });
+    try {
+      this.open();
+    } catch {
+      // The copy is at the path, or waits for it: the next call opens it.
+    }
+  }
+
+  /** Runs a read; a fault is counted and told. */
+  private read<T>(op: string, run: (conn: Connection) => T): Promise<T> {
+    return attempt(() => {
+      try {
+        return run(this.connection());
+      } catch (err) {
+        if (isFault(err)) this.fault(op, err);
+        throw err;
+      }
     });
   }
 
-  private migrate(): void {
-    const version = this.db.pragma('user_version', { simple: true }) as number;
-    if (version > SQLITE_SCHEMA_VERSION) {
-      throw new Error(
-        `the store file has schema version ${version}; this gateway knows up to ${SQLITE_SCHEMA_VERSION}: run a newer gateway`,
-      );
-    }
-    if (version === SQLITE_SCHEMA_VERSION) return;
-    // One transaction: a crash mid-way leaves the file at the version it had.
-    this.db.transaction(() => {
-      if (version < 1) this.db.exec(SCHEMA_V1);
-      if (version < 2) this.db.exec(SCHEMA_V2);
-      this.db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
-    })();
+  /** Runs a write; a fault is counted, told, and kept until a write works again. */
+  private write<T>(op: string, run: (conn: Connection) => T): Promise<T> {
+    return attempt(() => {
+      try {
+        const result = run(this.writable());
+        this.writeFault = undefined;
+        return result;
+      } catch (err) {
+        if (isFault(err)) {
+          if (!(err instanceof StoreFault)) this.writeFault = err as Error;
+          if (needsReopen(err)) this.reopenWanted = true;
+          this.fault(op, err);
+        }
+        throw err;
+      }
+    });
+  }
+
+  /** The name of an account's ledger row in this file (see the top of this file). */
+  sealAccount(account: string): string {
+    if (!this.secret) throw new StoreFault(`the store file ${this.path} has not been opened yet`);
+    return sealWith(this.secret, account);
   }
 
   /** SQLite serves this process only: its own writes are all the changes there are. */
@@ -335,21 +668,21 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
   }
 
   listKeys(): Promise<KeyRecord[]> {
-    return attempt(() => this.stmt.listKeys.all().map(fromRow));
+    return this.read('listKeys', (c) => c.stmt.listKeys.all().map(fromRow));
   }
 
   getKey(id: string): Promise<KeyRecord | undefined> {
-    return attempt(() => {
-      const row = this.stmt.getKey.get(id);
+    return this.read('getKey', (c) => {
+      const row = c.stmt.getKey.get(id);
       return row ? fromRow(row) : undefined;
     });
   }
 
   createKey(record: KeyRecord, audit: AuditEntry): Promise<boolean> {
-    return attempt(() => {
-      const created = this.keyWriteTx(() => {
+    return this.write('createKey', (c) => {
+      const created = c.keyWriteTx(() => {
         try {
-          this.stmt.insertKey.run(toRow(record));
+          c.stmt.insertKey.run(toRow(record));
         } catch (err) {
           if (isConstraint(err, 'SQLITE_CONSTRAINT_UNIQUE')) return false;
           // An id that exists is a caller's bug (ids are 80 random bits), not a taken name.
@@ -364,11 +697,11 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
   }
 
   updateKey(record: KeyRecord, audit: AuditEntry): Promise<boolean> {
-    return attempt(() => {
-      const updated = this.keyWriteTx(() => {
+    return this.write('updateKey', (c) => {
+      const updated = c.keyWriteTx(() => {
         let changes: number;
         try {
-          changes = this.stmt.updateKey.run(toRow(record)).changes;
+          changes = c.stmt.updateKey.run(toRow(record)).changes;
         } catch (err) {
           if (isConstraint(err, 'SQLITE_CONSTRAINT_UNIQUE')) return false;
           throw err;
@@ -383,8 +716,8 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
   }
 
   deleteKey(id: string, audit: AuditEntry): Promise<boolean> {
-    return attempt(() => {
-      const deleted = this.keyWriteTx(() => this.stmt.deleteKey.run(id).changes > 0, audit);
+    return this.write('deleteKey', (c) => {
+      const deleted = c.keyWriteTx(() => c.stmt.deleteKey.run(id).changes > 0, audit);
       if (deleted) this.notify(id);
       return deleted;
     });
@@ -396,14 +729,14 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
   }
 
   appendAudit(entry: AuditEntry): Promise<void> {
-    return attempt(() => {
-      this.stmt.insertAudit.run(auditRow(entry));
+    return this.write('appendAudit', (c) => {
+      c.stmt.insertAudit.run(auditRow(entry));
     });
   }
 
   listAudit(query: { from: number; to: number; keyId?: string | undefined }): Promise<AuditEntry[]> {
-    return attempt(() =>
-      this.stmt.listAudit.all({ from: query.from, to: query.to, key: query.keyId ?? null }).map((r) => ({
+    return this.read('listAudit', (c) =>
+      c.stmt.listAudit.all({ from: query.from, to: query.to, key: query.keyId ?? null }).map((r) => ({
         at: r.at,
         action: r.action as AuditEntry['action'],
         keyId: r.key_id,
@@ -414,15 +747,14 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
   }
 
   addUsage(rows: readonly UsageRow[], batchId: string): Promise<void> {
+    if (rows.length === 0) return Promise.resolve();
     // One transaction: the batch's id and all its rows, or nothing.
-    return attempt(() => {
-      if (rows.length > 0) this.addUsageTx(rows, batchId);
-    });
+    return this.write('addUsage', (c) => c.addUsageTx(rows, batchId));
   }
 
   listUsage(query: UsageQuery): Promise<UsageRow[]> {
-    return attempt(() =>
-      this.stmt.usage
+    return this.read('listUsage', (c) =>
+      c.stmt.usage
         .all({
           from: query.from,
           to: query.to,
@@ -446,31 +778,74 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
 
   pruneUsage(beforeDay: string): Promise<void> {
     // `YYYY-MM-DD` strings order as their days do.
-    return attempt(() => {
-      this.stmt.pruneUsage.run(beforeDay);
+    return this.write('pruneUsage', (c) => {
+      c.stmt.pruneUsage.run(beforeDay);
     });
   }
 
   loadLedgers(): Promise<LedgerRow[]> {
-    return attempt(() =>
-      this.stmt.loadLedgers.all().map((r) => ({ account: r.account, periodId: r.period_id, spent: r.spent, topup: r.topup })),
+    return this.read('loadLedgers', (c) =>
+      c.stmt.loadLedgers.all().map((r) => ({ account: r.account, periodId: r.period_id, spent: r.spent, topup: r.topup })),
     );
   }
 
   saveLedgers(rows: readonly LedgerRow[]): Promise<void> {
+    if (rows.length === 0) return Promise.resolve();
+    return this.write('saveLedgers', (c) => c.saveLedgersTx(rows));
+  }
+
+  /**
+   * Resolves when the file is open, its path names it, and writes work: after a write's fault,
+   * one small write (meta's `probe`) is tried to learn whether they work again.
+   */
+  ping(): Promise<void> {
     return attempt(() => {
-      if (rows.length > 0) this.saveLedgersTx(rows);
+      if (this.closed) throw new StoreFault('the store is closed');
+      const conn = this.writable();
+      if (!this.writeFault) return;
+      try {
+        conn.stmt.probe.run(new Date(Date.now()).toISOString());
+        this.writeFault = undefined;
+      } catch (err) {
+        if (needsReopen(err)) this.reopenWanted = true;
+        throw err;
+      }
     });
   }
 
-  /** An open file answers. */
-  ping(): Promise<void> {
-    return this.db.open ? Promise.resolve() : Promise.reject(new Error('the store file is closed'));
+  /** Why the store is not serving writes now, or undefined (for tests and logs). */
+  get trouble(): Error | undefined {
+    return this.fileFault ?? this.writeFault ?? (this.conn ? undefined : this.openError);
   }
 
+  /** Closes the file, putting it back first if it was deleted (if it can be). */
   close(): Promise<void> {
     this.watchers.length = 0;
-    if (this.db.open) this.db.close();
+    if (this.closed) return Promise.resolve();
+    const conn = this.conn;
+    if (conn?.file) {
+      this.restoreAfter = 0;
+      this.checkFile(conn);
+    }
+    if (this.pendingCopy) {
+      try {
+        renameSync(this.pendingCopy, this.path);
+        this.pendingCopy = undefined;
+      } catch {
+        // Left where it is, named after the path: an operator can move it there.
+      }
+    }
+    this.closed = true;
+    const lost = this.fileFault !== undefined && !existsSync(this.path);
+    // checkFile may have replaced the connection with the restored copy.
+    const current = this.conn;
+    this.conn = undefined;
+    if (current?.db.open) current.db.close();
+    if (lost) {
+      // What was written since the file was deleted is gone with it; its -wal and -shm must not
+      // meet the next file at this path.
+      for (const left of [`${this.path}-wal`, `${this.path}-shm`]) rmSync(left, { force: true });
+    }
     return Promise.resolve();
   }
 }

@@ -974,11 +974,12 @@ describe('SQLite store', () => {
     try {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
-      expect(SQLITE_SCHEMA_VERSION).toBe(2);
+      expect(SQLITE_SCHEMA_VERSION).toBe(3);
       expect(db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all()).toEqual([
         'audit',
         'keys',
         'ledgers',
+        'meta',
         'sqlite_sequence',
         'usage',
         'usage_batches',
@@ -992,19 +993,19 @@ describe('SQLite store', () => {
     const file = join(dir, 'newer', 'store.db');
     mkdirSync(join(dir, 'newer'));
     const db = new Database(file);
-    db.pragma('user_version = 3');
+    db.pragma('user_version = 4');
     db.close();
-    expect(() => new SqliteStore(file)).toThrow('the store file has schema version 3; this gateway knows up to 2');
+    expect(() => new SqliteStore(file)).toThrow('the store file has schema version 4; this gateway knows up to 3');
   });
 
-  it('brings a version 1 file to version 2, keeping its usage', async () => {
+  it('brings a version 1 file to the current version, keeping its usage', async () => {
     const file = join(dir, 'v1', 'store.db');
     const first = new SqliteStore(file);
     const usage = row(today(), 'key_v1', '1', 'stats', { requests: 3 });
     await first.usage.addUsage([usage], batch());
     await first.close();
     const db = new Database(file);
-    db.exec('DROP TABLE usage_batches');
+    db.exec('DROP TABLE usage_batches; DROP TABLE meta'); // what version 1 did not have
     db.pragma('user_version = 1');
     db.close();
     const second = new SqliteStore(file);
