@@ -9,15 +9,49 @@
 //   <prefix>{keys}:audit:lag     string   the most an audit entry's id was moved past its `at`, in ms (see auditLua)
 //   <prefix>{audit}, {audit}:lag          the same, as gateways before the key scripts wrote their own audit entries
 //                                         kept them: read (listAudit), never written
-//   <prefix>usage:{<day>}        hash     one per UTC day `YYYY-MM-DD`: field `<keyId>|<chain>|<route>|<counter>` -> count,
-//                                         each of the first three parts encodeURIComponent'ed, counter one of COUNTERS
-//   <prefix>usage:{<day>}:batch:<id>  string  a usage batch already added to that day (ADD_USAGE), for an hour
+//   <prefix>usage:{<day>}:keys         set   the id of every key with usage on UTC day <day> (`YYYY-MM-DD`)
+//   <prefix>usage:{<day>}:key:<keyId>  hash  that key's usage that day: field `<chain>|<route>` -> `<requests> <credits>
+//                                            <cacheHits> <refused> <errors>` (COUNTERS' order, decimal integers, one
+//                                            space apart); `%` and `|` of chain and route escaped as %25 and %7C
+//   <prefix>usage:{<day>}:batch:<id>   hash  the parts of usage batch <id> already added to that day (ADD_USAGE), for an hour
+//   <prefix>usage:{<day>}              hash  the layout before this one, one hash per day: field
+//                                            `<keyId>|<chain>|<route>|<counter>` -> count, each of the first three parts
+//                                            encodeURIComponent'ed; still read (summed with the above) and pruned, never written
+//
+// Usage is laid out so that no usage command holds Redis for more than a few ms, whatever the
+// number of keys: Redis runs one command at a time, and the quota decisions wait behind it
+// (https://redis.io/docs/latest/operate/oss_and_stack/management/optimization/latency/#single-threaded-nature-of-redis).
+// The one hash per day of the layout before holds 600,000 fields for 10,000 keys on 12 routes;
+// HGETALL is O(N) (https://redis.io/docs/latest/commands/hgetall/), and with the rows of
+// test/integration/usage-scale.test.ts (77 MB in that hash, on Redis 7.0) one HGETALL held Redis
+// for 440 ms, one script call adding a batch of 10,000 rows for 100 to 280 ms. So:
+//   - one small hash per day and key: a report on some keys reads only theirs. Every hash is read
+//     with HSCAN, which returns a small hash whole in one call and a large one (a key on hundreds
+//     of routes) LIST_BATCH fields a call (https://redis.io/docs/latest/commands/scan/); a day's
+//     key ids come from its set by SSCAN, LIST_BATCH at a time; the hashes are read
+//     USAGE_READ_KEYS at a time, one step after the other, so that other clients' commands (the
+//     quota path's) are served between the steps;
+//   - a row's five counters in one field's value: the route's name is stored once per row, not
+//     once per counter, and most fields stay under the 64 bytes that keep a small hash in its
+//     compact encoding (hash-max-listpack-value:
+//     https://redis.io/docs/latest/operate/oss_and_stack/management/optimization/memory-optimization/).
+//     0.84 MB per 1,000 keys a day on 12 routes, the set included (MEMORY USAGE, usage-scale.test.ts);
+//   - a batch is added USAGE_ROWS_PER_CALL rows per script call, one call after the other, since
+//     a script, too, runs whole before anything else;
+//   - the old day hash is still read, with HSCAN too, never HGETALL; pruneUsage UNLINKs, which
+//     frees a large value off the main thread (https://redis.io/docs/latest/commands/unlink/). A
+//     day's hashes expire together, each small to free, where a 77 MB hash that expired was freed
+//     whole on the main thread (lazyfree-lazy-expire is off by default: LAZY FREEING in
+//     https://github.com/redis/redis/blob/7.0/redis.conf).
+// usage-scale.test.ts holds it: a 30-day report of 120,000 rows while quota decisions go on, no
+// command of its own in SLOWLOG at 20 ms, no decision waiting 50 ms.
 //
 // Hash tags (https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags):
 // the key store's keys share `{keys}` so that one script can read and write a record, the id set,
 // the name index and the audit trail on Redis Cluster, where a script's keys must all live in one
 // slot; thousands to a million small records fit one slot. Each usage day
-// has its own tag, so days spread over the cluster and a day's script stays in one slot. (A prefix
+// has its own tag, so days spread over the cluster and a day's script (its set, its marker and
+// the hashes of its keys) stays in one slot. (A prefix
 // holding braces of its own would move every key into the prefix's slot: still correct, unspread.)
 //
 // Every command may reject quickly while Redis is away (client.ts: no offline queue, no retries,
@@ -27,7 +61,7 @@ import type { RedisClient } from '../redis/client.js';
 import { DAY_MS, dayStartMs, utcDay } from './day.js';
 import type { AuditEntry, AuditStore, KeyRecord, KeyStore, Storage, UsageCounts, UsageQuery, UsageRow, UsageStore } from './types.js';
 
-/** Usage counters as named in a day hash's fields. */
+/** Usage counters: their order in the values of a key's hash, their names in the old day hash's fields. */
 const COUNTERS = ['requests', 'credits', 'cacheHits', 'refused', 'errors'] as const satisfies readonly (keyof UsageCounts)[];
 /** How many ids one SSCAN step and one MGET read when listing the keys. */
 const LIST_BATCH = 1_000;
@@ -124,22 +158,75 @@ ${auditLua('KEYS[1]', 'KEYS[2]', 'ARGV[1]', 'ARGV[2]')}
 return 1
 `;
 
-// One usage batch of one day, at most once: a write whose reply timed out may still run when a
-// stalled Redis resumes, and the recorder then sends the same batch again (usage/recorder.ts).
-// The first to run leaves a marker (in the day's slot), and any later copy finds it and adds
-// nothing. KEYS: the day hash, the marker. ARGV: the hash's TTL, the marker's TTL (ms), then
-// field and increment pairs.
+// One part of a usage batch for one day, at most once: a write whose reply timed out may still
+// run when a stalled Redis resumes, and the recorder then sends the same batch again
+// (usage/recorder.ts), cut into the same parts (addUsage). The first run of a part marks it in the
+// batch's marker (in the day's slot), and any later copy finds it and adds nothing.
+// KEYS[1] the day's key-id set, KEYS[2] the marker, KEYS[3..] the hash of each key of the part.
+// ARGV[1] the TTL of the day's keys, ARGV[2] the marker's (ms), ARGV[3] the part's number; then,
+// for each hash of KEYS[3..] in order, its key id, its number of rows n, and n times a field and
+// the row's five counts. Each row's counts are read (one HMGET per key) and summed before
+// anything is written: a stored value that is not five integers, or a sum a Lua number (a
+// double) cannot hold exactly, is an error that leaves the hashes as they were. (The part is
+// marked by then, as in the layout before, whose HINCRBY refused an overflow halfway: a part sent
+// again must never be added twice; no day of one key on one route comes near 2^53.)
 const ADD_USAGE_LUA = `
-if not redis.call('set', KEYS[2], '1', 'NX', 'PX', ARGV[2]) then return 0 end
-for i = 3, #ARGV, 2 do redis.call('hincrby', KEYS[1], ARGV[i], ARGV[i + 1]) end
+if redis.call('hsetnx', KEYS[2], ARGV[3], '1') == 0 then return 0 end
+redis.call('pexpire', KEYS[2], ARGV[2])
+local writes = {}
+local a = 4
+for k = 3, #KEYS do
+  local n = tonumber(ARGV[a + 1])
+  local fields = {}
+  for r = 1, n do fields[r] = ARGV[a + 2 + (r - 1) * 6] end
+  local stored = redis.call('hmget', KEYS[k], unpack(fields))
+  local out = {}
+  for r = 1, n do
+    local at = a + 2 + (r - 1) * 6
+    local sums = { 0, 0, 0, 0, 0 }
+    if stored[r] then
+      local i = 0
+      for v in string.gmatch(stored[r], '%S+') do
+        i = i + 1
+        sums[i] = tonumber(v)
+      end
+      if i ~= 5 or not sums[5] then return redis.error_reply('usage value is not five counts: ' .. KEYS[k] .. ' ' .. fields[r]) end
+    end
+    for c = 1, 5 do
+      sums[c] = sums[c] + tonumber(ARGV[at + c])
+      if math.abs(sums[c]) >= 9007199254740992 then return redis.error_reply('usage count past 2^53: ' .. KEYS[k]) end
+    end
+    out[2 * r - 1] = fields[r]
+    out[2 * r] = string.format('%d %d %d %d %d', sums[1], sums[2], sums[3], sums[4], sums[5])
+  end
+  writes[k] = out
+  a = a + 2 + n * 6
+end
+a = 4
+for k = 3, #KEYS do
+  redis.call('sadd', KEYS[1], ARGV[a])
+  redis.call('hset', KEYS[k], unpack(writes[k]))
+  redis.call('pexpire', KEYS[k], ARGV[1])
+  a = a + 2 + tonumber(ARGV[a + 1]) * 6
+end
 redis.call('pexpire', KEYS[1], ARGV[1])
 return 1
 `;
-/** How long a batch's marker outlives the batch's first run: far longer than any retry takes to follow it. */
+/** How long a batch's marker outlives the batch's last part: far longer than any retry takes to follow it. */
 const BATCH_MARKER_MS = 3_600_000;
+/**
+ * Rows of one day per ADD_USAGE call. The script's time grows with its rows; this many keep one
+ * call around half a ms of Redis's time (test/integration/usage-scale.test.ts holds every call
+ * under 20 ms on a busy host). The script's unpack of a key's fields and values (2 per row, 200 at
+ * most) stays far within the 8,000 values Lua 5.1 allows (LUAI_MAXCSTACK in Redis's Lua,
+ * https://github.com/redis/redis/blob/unstable/deps/lua/src/luaconf.h).
+ */
+export const USAGE_ROWS_PER_CALL = 100;
+/** Hashes of one day read per step of listUsage (one pipelined HSCAN each). */
+const USAGE_READ_KEYS = 100;
 
 interface KeyCommands {
-  egwAddUsage(hash: string, marker: string, ...args: string[]): Promise<number>;
+  egwAddUsage(numberOfKeys: number, ...keysAndArgs: string[]): Promise<number>;
   egwKeyCreate(...keysAndArgs: string[]): Promise<number>;
   egwKeyUpdate(...keysAndArgs: string[]): Promise<number>;
   egwKeyDelete(...keysAndArgs: string[]): Promise<number>;
@@ -204,9 +291,42 @@ function dayStart(day: string): number {
   return ms;
 }
 
-/** The fields of a day hash, less the counter: parts encoded, so none holds the `|` that joins them. */
+/** The fields of an old day hash, less the counter: parts encoded, so none holds the `|` that joins them. */
 const fieldBase = (keyId: string, chain: string, route: string) =>
   `${encodeURIComponent(keyId)}|${encodeURIComponent(chain)}|${encodeURIComponent(route)}`;
+
+/**
+ * A chain or a route in a key's hash: only `%` and `|` escaped (decodeURIComponent undoes it), so
+ * that a route's name stays as short as it is and most fields within the 64 bytes of a compact hash.
+ */
+const escapePart = (s: string) => s.replace(/[%|]/g, (c) => (c === '%' ? '%25' : '%7C'));
+const usageField = (chain: string, route: string) => `${escapePart(chain)}|${escapePart(route)}`;
+
+/** A row of a key's hash; undefined for a field or value this store did not write. */
+function parseUsage(day: string, keyId: string, field: string, value: string): UsageRow | undefined {
+  const parts = field.split('|');
+  const counts = value.split(' ').map(Number);
+  if (parts.length !== 2 || counts.length !== COUNTERS.length || !counts.every(Number.isSafeInteger)) return undefined;
+  try {
+    const [requests = 0, credits = 0, cacheHits = 0, refused = 0, errors = 0] = counts;
+    return {
+      day,
+      keyId,
+      chain: decodeURIComponent(parts[0]!),
+      route: decodeURIComponent(parts[1]!),
+      requests,
+      credits,
+      cacheHits,
+      refused,
+      errors,
+    };
+  } catch {
+    return undefined; // a malformed escape (URIError)
+  }
+}
+
+const byChainAndRoute = (a: UsageRow, b: UsageRow) => compare(a.chain, b.chain) || compare(a.route, b.route);
+const byRow = (a: UsageRow, b: UsageRow) => compare(a.keyId, b.keyId) || byChainAndRoute(a, b);
 
 /** Escapes SCAN's glob characters (https://redis.io/docs/latest/commands/keys/) in a literal. */
 const globEscape = (s: string) => s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
@@ -246,7 +366,8 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
     client.defineCommand('egwKeyUpdate', { numberOfKeys: 5, lua: UPDATE_LUA });
     client.defineCommand('egwKeyDelete', { numberOfKeys: 5, lua: DELETE_LUA });
     client.defineCommand('egwAuditAppend', { numberOfKeys: 2, lua: APPEND_AUDIT_LUA });
-    client.defineCommand('egwAddUsage', { numberOfKeys: 2, lua: ADD_USAGE_LUA });
+    // No numberOfKeys: each call passes its own (a part has as many hashes as keys).
+    client.defineCommand('egwAddUsage', { lua: ADD_USAGE_LUA });
     this.commands = client as unknown as KeyCommands;
     this.idsKey = `${prefix}{keys}:ids`;
     this.channel = `${prefix}{keys}:changed`;
@@ -266,7 +387,23 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
     return `${this.prefix}{keys}:name:${name}`;
   }
 
-  usageKey(day: string): string {
+  /** One key's usage of one day. */
+  usageKey(day: string, keyId: string): string {
+    return `${this.prefix}usage:{${day}}:key:${keyId}`;
+  }
+
+  /** The ids of the keys with usage on one day. */
+  usageIdsKey(day: string): string {
+    return `${this.prefix}usage:{${day}}:keys`;
+  }
+
+  /** The parts of a usage batch already added to a day. */
+  usageMarkerKey(day: string, batchId: string): string {
+    return `${this.prefix}usage:{${day}}:batch:${batchId}`;
+  }
+
+  /** One day's usage as the layout before this one kept it: read and pruned, never written. */
+  legacyUsageKey(day: string): string {
     return `${this.prefix}usage:{${day}}`;
   }
 
@@ -456,9 +593,12 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
   // --- usage ---
 
   /**
-   * Per day, one call of the ADD_USAGE_LUA script: the day's HINCRBYs, the hash's expiry and the
-   * batch's marker, atomically (a batch already marked is not counted again). Days are separate
-   * hash tags, so a batch that spans midnight is atomic per day only.
+   * Per day, the rows cut into parts of USAGE_ROWS_PER_CALL, one ADD_USAGE_LUA call per part, one
+   * part after the other: each call the HSETs of its keys, their expiries and the part's mark in
+   * the batch's marker, atomically (a part already marked is not counted again). The parts are
+   * cut the same way each time the same rows come (Maps keep their insertion order), so a batch
+   * sent again after a write that failed halfway adds the parts that were not added, once.
+   * Atomic per part only, as a batch that spans midnight was already atomic per day only.
    *
    * The expiry is relative, PEXPIRE with the time left as this gateway's clock sees it, never
    * PEXPIREAT/EXPIREAT, which Redis would read with its own clock
@@ -466,95 +606,199 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
    * is dropped: its hash would expire at once.
    */
   async addUsage(rows: readonly UsageRow[], batchId: string): Promise<void> {
-    const byDay = new Map<string, Map<string, UsageCounts>>();
+    // day -> key id -> field -> counts, rows of one day, key, chain and route summed.
+    const byDay = new Map<string, Map<string, Map<string, UsageCounts>>>();
     for (const r of rows) {
       let day = byDay.get(r.day);
       if (!day) {
         dayStart(r.day); // a malformed day is a RangeError, before anything is written
-        byDay.set(r.day, (day = new Map<string, UsageCounts>()));
+        byDay.set(r.day, (day = new Map<string, Map<string, UsageCounts>>()));
       }
-      const base = fieldBase(r.keyId, r.chain, r.route);
-      const sum = day.get(base);
+      // So is a count the script would not store exactly (it writes integers: string.format's %d).
+      for (const c of COUNTERS) if (!Number.isSafeInteger(r[c])) throw new RangeError(`usage ${c} must be an integer: ${r[c]}`);
+      let fields = day.get(r.keyId);
+      if (!fields) day.set(r.keyId, (fields = new Map<string, UsageCounts>()));
+      const field = usageField(r.chain, r.route);
+      const sum = fields.get(field);
       if (sum) for (const c of COUNTERS) sum[c] += r[c];
-      else day.set(base, { requests: r.requests, credits: r.credits, cacheHits: r.cacheHits, refused: r.refused, errors: r.errors });
+      else fields.set(field, { requests: r.requests, credits: r.credits, cacheHits: r.cacheHits, refused: r.refused, errors: r.errors });
     }
     const now = this.now();
     await Promise.all(
-      [...byDay].map(async ([day, sums]) => {
+      [...byDay].map(async ([day, keys]) => {
         const ttl = dayStart(day) + DAY_MS + this.retentionMs - now;
         if (ttl <= 0) return;
-        const key = this.usageKey(day);
-        const args: string[] = [];
-        for (const [base, counts] of sums) {
-          // `requests` always, so that a row of zeros exists as it would in SQLite; the others
-          // only when they move.
-          for (const c of COUNTERS) if (c === 'requests' || counts[c] !== 0) args.push(`${base}|${c}`, String(counts[c]));
+        const head = [String(Math.ceil(ttl)), String(BATCH_MARKER_MS)];
+        const marker = this.usageMarkerKey(day, batchId);
+        let part = 0;
+        let hashes: string[] = [];
+        let args: string[] = [];
+        let inPart = 0;
+        const send = async () => {
+          await this.commands.egwAddUsage(2 + hashes.length, this.usageIdsKey(day), marker, ...hashes, ...head, String(part++), ...args);
+          hashes = [];
+          args = [];
+          inPart = 0;
+        };
+        for (const [keyId, fields] of keys) {
+          let entries = [...fields];
+          while (entries.length > 0) {
+            const taken = entries.slice(0, USAGE_ROWS_PER_CALL - inPart);
+            entries = entries.slice(taken.length);
+            hashes.push(this.usageKey(day, keyId));
+            args.push(keyId, String(taken.length));
+            for (const [field, c] of taken)
+              args.push(field, String(c.requests), String(c.credits), String(c.cacheHits), String(c.refused), String(c.errors));
+            inPart += taken.length;
+            if (inPart === USAGE_ROWS_PER_CALL) await send();
+          }
         }
-        await this.commands.egwAddUsage(key, `${key}:batch:${batchId}`, String(Math.ceil(ttl)), String(BATCH_MARKER_MS), ...args);
+        if (inPart > 0) await send();
       }),
     );
   }
 
-  /** One HGETALL per day of the range, pipelined (ioredis writes each without waiting for the replies before it). */
+  /**
+   * Day by day: the ids of the day's keys (the query's, or SSCAN of the day's set), their hashes
+   * read USAGE_READ_KEYS at a time, and the old day hash's rows (HSCAN) summed in. Each day's rows
+   * are made in order (ids sorted, then each key's few rows): the report is never sorted whole,
+   * which would hold this process's event loop for as long as a large report takes to sort.
+   */
   async listUsage(query: UsageQuery): Promise<UsageRow[]> {
     const first = dayStart(query.from);
     const last = dayStart(query.to);
-    const days: string[] = [];
-    for (let ms = first; ms <= last; ms += DAY_MS) days.push(utcDay(ms));
-    const hashes = await Promise.all(days.map((day) => this.client.hgetall(this.usageKey(day))));
     const rows: UsageRow[] = [];
-    days.forEach((day, i) => {
-      const byRow = new Map<string, UsageRow>();
-      for (const [field, value] of Object.entries(hashes[i] ?? {})) {
-        const parts = field.split('|');
-        if (parts.length !== 4) continue;
-        const [keyPart = '', chainPart = '', routePart = '', counter = ''] = parts;
-        if (!(COUNTERS as readonly string[]).includes(counter)) continue;
-        const base = `${keyPart}|${chainPart}|${routePart}`;
-        let row = byRow.get(base);
-        if (!row) {
-          const keyId = decodeURIComponent(keyPart);
-          const chain = decodeURIComponent(chainPart);
-          const route = decodeURIComponent(routePart);
-          row = { day, keyId, chain, route, requests: 0, credits: 0, cacheHits: 0, refused: 0, errors: 0 };
-          byRow.set(base, row);
-        }
-        row[counter as (typeof COUNTERS)[number]] = Number(value);
+    if (query.keyIds?.size === 0) return rows;
+    const wanted = (r: UsageRow) =>
+      (query.chain === undefined || r.chain === query.chain) && (query.route === undefined || r.route === query.route);
+    for (let ms = first; ms <= last; ms += DAY_MS) {
+      const day = utcDay(ms);
+      const ids = query.keyIds ? [...query.keyIds].sort(compare) : await this.usageIds(day);
+      const ofDay: UsageRow[] = [];
+      for (let i = 0; i < ids.length; i += USAGE_READ_KEYS) {
+        const step = ids.slice(i, i + USAGE_READ_KEYS);
+        const hashes = await Promise.all(step.map((id) => this.scanHash(this.usageKey(day, id))));
+        step.forEach((keyId, j) => {
+          const ofKey: UsageRow[] = [];
+          for (const [field, value] of hashes[j]!) {
+            const row = parseUsage(day, keyId, field, value);
+            if (row && wanted(row)) ofKey.push(row);
+          }
+          for (const row of ofKey.sort(byChainAndRoute)) ofDay.push(row);
+        });
       }
-      for (const row of byRow.values()) {
-        if (query.keyIds !== undefined && !query.keyIds.has(row.keyId)) continue;
-        if (query.chain !== undefined && row.chain !== query.chain) continue;
-        if (query.route !== undefined && row.route !== query.route) continue;
-        rows.push(row);
+      const legacy = (await this.legacyUsage(day, query.keyIds)).filter(wanted);
+      if (legacy.length === 0) {
+        for (const row of ofDay) rows.push(row);
+        continue;
       }
-    });
-    return rows.sort(
-      (a, b) => compare(a.day, b.day) || compare(a.keyId, b.keyId) || compare(a.chain, b.chain) || compare(a.route, b.route),
-    );
+      // A day written by gateways of both layouts (a rolling upgrade): the same row's counts summed.
+      const merged = new Map<string, UsageRow>();
+      for (const row of [...ofDay, ...legacy]) {
+        const base = fieldBase(row.keyId, row.chain, row.route);
+        const sum = merged.get(base);
+        if (sum) for (const c of COUNTERS) sum[c] += row[c];
+        else merged.set(base, row);
+      }
+      for (const row of [...merged.values()].sort(byRow)) rows.push(row);
+    }
+    return rows;
   }
 
-  /** Finds the day hashes with SCAN (on every master of a cluster), and unlinks those before `beforeDay`. */
+  /** The ids of a day's keys, sorted; SSCAN may return one twice. */
+  private async usageIds(day: string): Promise<string[]> {
+    const ids = new Set<string>();
+    let cursor = '0';
+    do {
+      const [next, batch] = await this.client.sscan(this.usageIdsKey(day), cursor, 'COUNT', LIST_BATCH);
+      cursor = next;
+      for (const id of batch) ids.add(id);
+    } while (cursor !== '0');
+    return [...ids].sort(compare);
+  }
+
+  /**
+   * A hash's fields and values, HSCAN by HSCAN: one call for a small hash, LIST_BATCH fields a call
+   * for a large one. HSCAN may return a field twice; the Map keeps it once.
+   */
+  private async scanHash(key: string, match?: string): Promise<Map<string, string>> {
+    const fields = new Map<string, string>();
+    let cursor = '0';
+    do {
+      const [next, flat] =
+        match === undefined
+          ? await this.client.hscan(key, cursor, 'COUNT', LIST_BATCH)
+          : await this.client.hscan(key, cursor, 'MATCH', match, 'COUNT', LIST_BATCH);
+      cursor = next;
+      for (let i = 0; i + 1 < flat.length; i += 2) fields.set(flat[i]!, flat[i + 1]!);
+    } while (cursor !== '0');
+    return fields;
+  }
+
+  /** The rows of a day's old hash (the layout before), of the given keys if any; usually none. */
+  private async legacyUsage(day: string, keyIds: ReadonlySet<string> | undefined): Promise<UsageRow[]> {
+    // One key asked for: HSCAN's MATCH leaves the other keys' fields in Redis (it still walks them).
+    const only = keyIds?.size === 1 ? [...keyIds][0]! : undefined;
+    const match = only === undefined ? undefined : `${globEscape(encodeURIComponent(only))}|*`;
+    const byBase = new Map<string, UsageRow>();
+    for (const [field, value] of await this.scanHash(this.legacyUsageKey(day), match)) {
+      const parts = field.split('|');
+      if (parts.length !== 4) continue;
+      const [keyPart = '', chainPart = '', routePart = '', counter = ''] = parts;
+      if (!(COUNTERS as readonly string[]).includes(counter)) continue;
+      const base = `${keyPart}|${chainPart}|${routePart}`;
+      let row = byBase.get(base);
+      if (!row) {
+        const keyId = decodeURIComponent(keyPart);
+        if (keyIds !== undefined && !keyIds.has(keyId)) continue;
+        row = {
+          day,
+          keyId,
+          chain: decodeURIComponent(chainPart),
+          route: decodeURIComponent(routePart),
+          requests: 0,
+          credits: 0,
+          cacheHits: 0,
+          refused: 0,
+          errors: 0,
+        };
+        byBase.set(base, row);
+      }
+      row[counter as (typeof COUNTERS)[number]] = Number(value);
+    }
+    return [...byBase.values()];
+  }
+
+  /**
+   * Finds the usage keys of each day, both layouts', with SCAN (on every master of a cluster), and
+   * UNLINKs those of days before `beforeDay`, page by page: a day's keys are one slot, so up to
+   * LIST_BATCH of them go in one UNLINK.
+   */
   async pruneUsage(beforeDay: string): Promise<void> {
     dayStart(beforeDay);
     const head = `${this.prefix}usage:{`;
     const pattern = `${globEscape(head)}*`;
     const nodes = this.client instanceof Cluster ? this.client.nodes('master') : [this.client];
-    const old: string[] = [];
     for (const node of nodes) {
       let cursor = '0';
       do {
         const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', LIST_BATCH);
         cursor = next;
+        const old = new Map<string, string[]>();
         for (const key of keys) {
-          if (!key.startsWith(head) || !key.endsWith('}')) continue;
-          const day = key.slice(head.length, -1);
-          if (dayStartMs(day) !== undefined && day < beforeDay) old.push(key);
+          const close = key.indexOf('}', head.length);
+          if (!key.startsWith(head) || close < 0) continue;
+          const day = key.slice(head.length, close);
+          if (dayStartMs(day) === undefined || day >= beforeDay) continue;
+          let ofDay = old.get(day);
+          if (!ofDay) old.set(day, (ofDay = []));
+          ofDay.push(key);
         }
+        // UNLINK frees a large hash (an old day hash) off Redis's main thread
+        // (https://redis.io/docs/latest/commands/unlink/).
+        for (const ofDay of old.values()) await this.client.unlink(...ofDay);
       } while (cursor !== '0');
     }
-    // UNLINK frees a large hash off Redis's main thread (https://redis.io/docs/latest/commands/unlink/);
-    // one key per call, since each day is its own slot.
-    await Promise.all([...new Set(old)].map((key) => this.client.unlink(key)));
   }
 
   /** Redis answers a PING. */

@@ -14,7 +14,7 @@ import Database from 'better-sqlite3';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisClient } from '../../src/redis/client.js';
-import { RedisStore, type RedisStoreOptions } from '../../src/store/redis.js';
+import { RedisStore, USAGE_ROWS_PER_CALL, type RedisStoreOptions } from '../../src/store/redis.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { postgresBackend } from './postgres-backend.js';
 import { SQLITE_SCHEMA_VERSION, SqliteStore } from '../../src/store/sqlite.js';
@@ -780,7 +780,7 @@ describe('Redis store', () => {
     expect(await store.keys.getKey(a.id)).toEqual(a);
   });
 
-  it("a day's usage hash expires its retention after the end of its day, as the gateway's clock sees it", async () => {
+  it("a day's usage expires its retention after the end of its day, as the gateway's clock sees it", async () => {
     redis.world();
     const prefix = redis.prefix();
     // A gateway whose clock is an hour behind Redis's: its expiries must follow its own clock.
@@ -798,11 +798,13 @@ describe('Redis store', () => {
     );
     for (const day of [past, future]) {
       const expected = dayEnd(day) + 30 * DAY_MS - before;
-      const pttl = await redis.client().pttl(store.usageKey(day));
-      expect(pttl).toBeLessThanOrEqual(expected);
-      expect(pttl).toBeGreaterThan(expected - 2_000);
+      for (const name of [store.usageKey(day, 'key_a'), store.usageIdsKey(day)]) {
+        const pttl = await redis.client().pttl(name);
+        expect(pttl).toBeLessThanOrEqual(expected);
+        expect(pttl).toBeGreaterThan(expected - 2_000);
+      }
     }
-    expect(await redis.client().exists(store.usageKey(expired))).toBe(0);
+    expect(await redis.client().exists(store.usageKey(expired, 'key_a'), store.usageIdsKey(expired))).toBe(0);
     expect(await store.usage.listUsage({ from: expired, to: future })).toEqual(
       [past, future].map((day) => row(day, 'key_a', '1', 'stats', { requests: 1 })),
     );
@@ -832,17 +834,16 @@ describe('Redis store', () => {
       'e',
       { at: 1_790_000_000_123, action: 'credits', keyId: a.id, before: null, after: { added: 5 } },
     ]);
-    expect(await c.hgetall(`${p}usage:{${today()}}`)).toEqual({
-      [`${a.id}|8453|blocks%2F%7Bblock_hash_or_number_param%7D|requests`]: '2',
-      [`${a.id}|8453|blocks%2F%7Bblock_hash_or_number_param%7D|credits`]: '40',
-    });
+    expect(await c.smembers(`${p}usage:{${today()}}:keys`)).toEqual([a.id]);
+    expect(await c.hgetall(`${p}usage:{${today()}}:key:${a.id}`)).toEqual({ '8453|blocks/{block_hash_or_number_param}': '2 40 0 0 0' });
     expect((await dumpRedis(c, p)).filter((v) => v.startsWith(p)).sort()).toEqual(
       [
         `${p}{keys}:ids`,
         `${p}{keys}:key:${a.id}`,
         `${p}{keys}:name:team {1}|ops:main`,
         `${p}{keys}:audit`,
-        `${p}usage:{${today()}}`,
+        `${p}usage:{${today()}}:keys`,
+        `${p}usage:{${today()}}:key:${a.id}`,
         `${p}usage:{${today()}}:batch:${batchId}`,
       ].sort(),
     );
@@ -851,6 +852,54 @@ describe('Redis store', () => {
     expect(markerTtl).toBeGreaterThan(3_000_000);
     expect(markerTtl).toBeLessThanOrEqual(3_600_000);
   });
+
+  it("usage an earlier gateway wrote in one hash per day is listed, summed with this layout's rows, and pruned", async () => {
+    const { store } = redis.world();
+    const p = redis.prefix();
+    const c = redis.client();
+    const [d0, d1] = [today(-1), today()];
+    const route = 'blocks/{block_hash_or_number_param}';
+    // As that gateway wrote them: `<keyId>|<chain>|<route>|<counter>`, parts encodeURIComponent'ed.
+    const field = (keyId: string, chain: string, r: string, counter: string) =>
+      [keyId, chain, r].map(encodeURIComponent).join('|') + `|${counter}`;
+    await c.hset(`${p}usage:{${d0}}`, {
+      [field('key_a', '1', route, 'requests')]: '3',
+      [field('key_a', '1', route, 'credits')]: '60',
+      [field('key_b', '1', 'stats', 'requests')]: '1',
+    });
+    await c.hset(`${p}usage:{${d1}}`, { [field('key_a', '1', route, 'requests')]: '2', [field('key_a', '1', route, 'errors')]: '1' });
+    await store.usage.addUsage(
+      [row(d1, 'key_a', '1', route, { requests: 5, credits: 100 }), row(d1, 'key_c', '1', 'stats', { requests: 1 })],
+      batch(),
+    );
+    const a0 = row(d0, 'key_a', '1', route, { requests: 3, credits: 60 });
+    const b0 = row(d0, 'key_b', '1', 'stats', { requests: 1 });
+    const a1 = row(d1, 'key_a', '1', route, { requests: 7, credits: 100, errors: 1 });
+    const c1 = row(d1, 'key_c', '1', 'stats', { requests: 1 });
+    expect(await store.usage.listUsage({ from: d0, to: d1 })).toEqual([a0, b0, a1, c1]);
+    expect(await store.usage.listUsage({ from: d0, to: d1, keyIds: new Set(['key_a']) })).toEqual([a0, a1]);
+    expect(await store.usage.listUsage({ from: d0, to: d1, keyIds: new Set(['key_b', 'key_c']), route: 'stats' })).toEqual([b0, c1]);
+    await store.usage.pruneUsage(d1);
+    expect(await c.exists(`${p}usage:{${d0}}`)).toBe(0);
+    expect(await store.usage.listUsage({ from: d0, to: d1 })).toEqual([a1, c1]);
+  });
+
+  it.each([redis, cluster])(
+    '$name: a batch of several script calls, sent again after only its first ran, adds each row once',
+    async (b) => {
+      const { store } = b.world();
+      const d = today();
+      const rows = Array.from({ length: 2 * USAGE_ROWS_PER_CALL + 7 }, (_, i) =>
+        row(d, `key_${String(Math.floor(i / 3)).padStart(4, '0')}`, '1', `route-${i % 3}`, { requests: 1, credits: i }),
+      );
+      const id = batch();
+      // The batch's rows are cut into calls in order: its first rows are its first call.
+      await store.usage.addUsage(rows.slice(0, USAGE_ROWS_PER_CALL), id);
+      await store.usage.addUsage(rows, id);
+      await store.usage.addUsage(rows, id);
+      expect(await store.usage.listUsage({ from: d, to: d })).toEqual(rows);
+    },
+  );
 
   it('an audit entry older than the last one is kept, at its own instant, and the lag it caused is remembered', async () => {
     const { store } = redis.world();
