@@ -9,7 +9,7 @@ import replyFrom from '@fastify/reply-from';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { answerClientError, capConnections, defaultMaxConnections, endWithError, openFileLimit } from '../http/connections.js';
+import { answerClientError, capConnections, defaultMaxConnections, drainable, endWithError, openFileLimit } from '../http/connections.js';
 import { ERRORS, legacyErrorBody, messageBody } from '../http/errors.js';
 import { H_REQUEST_ID } from '../http/headers.js';
 import { JSON_TYPE } from '../http/respond.js';
@@ -49,6 +49,15 @@ export interface GatewayControl {
   flushLogs(): void;
   /** The operations listener's URL once it listens (`metrics.port`); undefined without one. */
   opsUrl(): string | undefined;
+  /**
+   * The start of the process's shutdown, before close(): the public listener takes no new
+   * connection, requests get the pipeline's 503, every answer not yet begun says
+   * `Connection: close`, and idle keep-alive connections stay until their next request or their
+   * keep-alive timeout (http/connections.ts: drainable). Resolves once none is left.
+   */
+  drain(): Promise<void>;
+  /** Requests on the public listener whose answer is not written in full. */
+  inFlight(): number;
 }
 
 declare module 'fastify' {
@@ -111,6 +120,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
   metrics.connections(
     capConnections(app.server, maxConnections, (reason) => shedWarning.warn(`connection closed (${reason})`, { max: maxConnections })),
   );
+  const drain = drainable(app.server);
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
@@ -150,6 +160,11 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     adminUrl: () => adminUrl,
     flushLogs: () => resources.flushLogs(),
     opsUrl: () => ops.url(),
+    drain: () => {
+      closing = true;
+      return drain.begin();
+    },
+    inFlight: () => drain.inFlight(),
   });
   // Set by the pipeline (no onRequest hook: every hook costs on the hot path).
   app.decorateRequest('ctx', null);

@@ -10,9 +10,12 @@
 // The cap's default comes from the process's real open-file limit (/proc/self/limits: Node
 // raises the soft limit to the hard one at start), less what the gateway itself needs: the
 // upstream pools' sockets, Redis, the store, the other listeners.
+//
+// And the end of the connections at shutdown (drainable): no client is left without an answer
+// to a request it sent.
 import { readFileSync } from 'node:fs';
-import { STATUS_CODES, type Server } from 'node:http';
-import type { Socket } from 'node:net';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ERRORS, messageBody, type ErrorCode, type ErrorSpec } from './errors.js';
 
@@ -93,6 +96,63 @@ export function capConnections(server: Server, max: number, onShed: (reason: 'pe
     }
   });
   return () => ({ open, max, shed: { ...shed } });
+}
+
+/** A listener's shutdown, in the order the CLI takes it (src/cli-main.ts). */
+export interface Drain {
+  /**
+   * No new connection; every answer not yet begun says `Connection: close`; resolves once no
+   * connection is left.
+   */
+  begin(): Promise<void>;
+  /** Requests whose answer has not been written in full. */
+  inFlight(): number;
+}
+
+const kAnswer = Symbol('answer');
+type Answering = Socket & { [kAnswer]?: ServerResponse };
+
+/**
+ * The graceful end of `server`'s connections. From begin(): the server takes no new connection,
+ * and every answer whose head is not written yet says `Connection: close` (Node then closes the
+ * connection once the answer is written), those of the requests in flight too. A keep-alive
+ * connection that is idle is not closed under its client: its next request is answered (the
+ * pipeline's 503 while the gateway drains) with `Connection: close`, or it ends at its keep-alive
+ * timeout, the deadline its client was told (`Keep-Alive: timeout=N`). Closing it any earlier
+ * races a request the client may be sending at that moment, which then meets a closed socket or
+ * a reset: the race http.Server#closeIdleConnections() leaves to the caller
+ * (https://nodejs.org/api/http.html#servercloseidleconnections), and http.Server#close() does
+ * the same since Node 19 (https://nodejs.org/api/http.html#serverclosecallback), so the listener
+ * is closed as a plain net.Server here.
+ */
+export function drainable(server: Server): Drain {
+  const sockets = new Set<Answering>();
+  server.on('connection', (socket: Answering) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  // The socket's current answer (a property, no listener per request; an idle connection keeps
+  // its last one until its next request or its close, at most server.keepAliveTimeoutMs).
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    (req.socket as Answering)[kAnswer] = res;
+  });
+  const sayClose = (_req: IncomingMessage, res: ServerResponse) => res.setHeader('connection', 'close');
+  return {
+    begin() {
+      // Before fastify's own listener: a cache hit is written before the listeners after it run.
+      server.prependListener('request', sayClose);
+      for (const socket of sockets) {
+        const res = socket[kAnswer];
+        if (res !== undefined && !res.headersSent) res.setHeader('connection', 'close');
+      }
+      return new Promise((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+    },
+    inFlight() {
+      let n = 0;
+      for (const socket of sockets) if (socket[kAnswer]?.writableFinished === false) n++;
+      return n;
+    },
+  };
 }
 
 const CLIENT_ERRORS: Record<string, ErrorCode> = {
