@@ -5,20 +5,26 @@ import { watch } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { basename, dirname } from 'node:path';
 import { parseArgs } from 'node:util';
+import { pino } from 'pino';
 import { ADMIN_USAGE, CliError, runAdminCommand } from './admin/cli.js';
 import { hashKey } from './auth/digest.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { buildServer } from './app/server.js';
-import { runPrimary } from './process/primary.js';
+import { runPrimary, WORKER_READY, type WorkerReady } from './process/primary.js';
 import { displayUpstream } from './upstream/client.js';
 
-/** The signals src/cli.ts held while the program was loading. */
+/** What a signal does once the program has taken it over. */
+export type SignalHandler = (signal: NodeJS.Signals) => void;
+
+/** SIGTERM, SIGINT and SIGHUP, taken by src/cli.ts before the program was loaded. */
 export interface HeldSignals {
-  /** The first stopping signal received while starting, if any. */
+  /** The first SIGTERM or SIGINT received and not handed over yet, if any. */
   stopRequested(): NodeJS.Signals | undefined;
-  /** Hands signals over to the running program's own handlers. */
-  release(): void;
+  /** From now on signals go to `handler`; those received before are handed to it at once, in order. */
+  handTo(handler: SignalHandler): void;
+  /** Node's defaults again (a signal ends the process), for the commands that are not the gateway. */
+  restoreDefaults(): void;
 }
 
 const USAGE = `explorer-gateway: a caching, quota-enforcing gateway in front of Blockscout explorers
@@ -69,7 +75,7 @@ function checkConfig(file: string | undefined): void {
 
 async function serve(
   values: { config?: string | undefined; host?: string | undefined; port?: string | undefined },
-  held: HeldSignals,
+  signals: HeldSignals,
 ): Promise<void> {
   const file = values.config ?? process.env.GATEWAY_CONFIG;
   if (!file) fail(`no configuration: pass --config FILE or set GATEWAY_CONFIG\n\n${USAGE}`);
@@ -84,12 +90,20 @@ async function serve(
   const port = values.port === undefined ? config.server.port : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: expected a port number, got ${values.port}`);
 
+  // Signals caught while the program was loading reach JavaScript when the event loop next polls,
+  // which comes before its check phase (https://nodejs.org/en/learn/asynchronous-work/event-loop-timers-and-nexttick).
+  // A stop among them ends the start here, before anything is opened: there is nothing to flush.
+  await new Promise((resolve) => setImmediate(resolve));
+  const early = signals.stopRequested();
+  if (early !== undefined) {
+    const log = pino({ level: config.log.level }, pino.destination({ dest: 1, sync: true }));
+    log.info({ signal: early }, 'stopped while starting: nothing was opened');
+    process.exit(0);
+  }
+
   const workers = config.server.workers === 'auto' ? availableParallelism() : config.server.workers;
   if (workers > 1 && cluster.isPrimary) {
-    held.release();
-    runPrimary(workers, config.server.shutdownTimeoutMs, config.log.level);
-    const early = held.stopRequested();
-    if (early) process.kill(process.pid, early);
+    signals.handTo(runPrimary(workers, config.server.shutdownTimeoutMs, config.log.level));
     return;
   }
 
@@ -97,9 +111,11 @@ async function serve(
   app.gateway.log.info({ file, ...(cluster.isWorker ? { worker: cluster.worker?.id } : {}) }, 'starting');
   app.gateway.flushLogs(); // at once: an operator watching the start sees it began
 
+  let closing = false;
   // Reload on SIGHUP, and on file changes when server.watchConfig is set. An invalid file is
   // rejected with its problems logged; the running configuration stays.
   const reload = (why: string) => {
+    if (closing) return;
     try {
       const next = loadConfig(file);
       const notApplied = app.gateway.reload(next);
@@ -113,8 +129,7 @@ async function serve(
     }
   };
 
-  let closing = false;
-  const close = (signal: string) => {
+  const close = (signal: NodeJS.Signals) => {
     if (closing) return;
     closing = true;
     app.gateway.log.info(
@@ -156,14 +171,13 @@ async function serve(
     app.gateway.flushLogs();
     fail(`explorer-gateway: ${(err as Error).message}`, 1);
   }
-  held.release();
-  process.on('SIGHUP', () => reload('SIGHUP'));
-  process.on('SIGTERM', () => close('SIGTERM'));
-  process.on('SIGINT', () => close('SIGINT'));
   if (config.server.watchConfig) watchFile(file, reload);
   app.gateway.log.info({ url, ...(cluster.isWorker ? { worker: cluster.worker?.id } : {}) }, 'listening');
-  const early = held.stopRequested();
-  if (early) close(early);
+  // The signals received while starting take effect now, in order: a SIGHUP reloads, a stop stops.
+  signals.handTo((signal) => (signal === 'SIGHUP' ? reload('SIGHUP') : close(signal)));
+  // A worker tells the primary it listens and handles its signals (process/primary.ts holds a
+  // SIGHUP for a worker until then).
+  if (cluster.isWorker) process.send?.({ type: WORKER_READY } satisfies WorkerReady);
 }
 
 /** Calls `onChange` once after a burst of changes to `file` (editors write in several steps). */
@@ -176,9 +190,10 @@ function watchFile(file: string, onChange: (why: string) => void): void {
   }).unref();
 }
 
-export async function main(argv: string[], held: HeldSignals): Promise<void> {
+export async function main(argv: string[], signals: HeldSignals): Promise<void> {
   // The admin commands have options of their own.
   if (argv[0] === 'keys' || argv[0] === 'usage') {
+    signals.restoreDefaults();
     try {
       process.stdout.write(await runAdminCommand(argv[0], argv.slice(1)));
       return;
@@ -197,11 +212,12 @@ export async function main(argv: string[], held: HeldSignals): Promise<void> {
       help: { type: 'boolean', short: 'h' },
     },
   });
+  const [command, arg, extra] = positionals;
+  if (values.help || command !== undefined) signals.restoreDefaults();
   if (values.help) {
     process.stdout.write(USAGE);
     return;
   }
-  const [command, arg, extra] = positionals;
   if (command === 'check-config') return checkConfig(arg ?? values.config);
   if (command === 'hash-key') {
     if (arg === undefined || arg === '' || extra !== undefined) fail(`hash-key needs exactly one KEY\n\n${USAGE}`);
@@ -209,12 +225,12 @@ export async function main(argv: string[], held: HeldSignals): Promise<void> {
     return;
   }
   if (command !== undefined) fail(`unknown command: ${command}\n\n${USAGE}`);
-  await serve(values, held);
+  await serve(values, signals);
 }
 
 /** Runs the command line; exits non-zero with a message on any error. */
-export function run(argv: string[], held: HeldSignals): void {
-  main(argv, held).catch((err: unknown) => {
+export function run(argv: string[], signals: HeldSignals): void {
+  main(argv, signals).catch((err: unknown) => {
     if (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) fail(`${err.message}\n\n${USAGE}`);
     fail(`explorer-gateway: ${err instanceof Error ? err.message : String(err)}`, 1);
   });

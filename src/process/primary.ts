@@ -3,9 +3,10 @@
 // Every worker is a whole gateway (request path, admin API, operations listener) on one Redis,
 // which holds what they share: balances, rate windows, run-time keys, usage, cache fills. The
 // primary serves nothing itself: it starts the workers, replaces one that dies (logged, with a
-// growing pause when they keep dying at once), passes SIGHUP on (each worker reloads the file),
-// drains them all on SIGTERM, and answers their requests for the whole gateway's metrics
-// (prom-client's AggregatorRegistry sums what every worker counted).
+// growing pause when they keep dying at once) for as long as it runs, passes SIGHUP on (each
+// worker reloads the file; one still starting gets it once it listens), drains them all on
+// SIGTERM, and answers their requests for the whole gateway's metrics (prom-client's
+// AggregatorRegistry sums what every worker counted). It exits 0 only after a stop.
 import cluster, { type Worker } from 'node:cluster';
 import { pino } from 'pino';
 import { AggregatorRegistry, type Registry } from 'prom-client';
@@ -24,21 +25,41 @@ export interface MetricsAnswer {
   error?: string;
 }
 
+/** A worker's message once it listens and handles its own signals (src/cli-main.ts). */
+export const WORKER_READY = 'egw:worker-ready';
+export interface WorkerReady {
+  type: typeof WORKER_READY;
+}
+
 /** A worker that dies within this long of its start is dying at once: the next start waits. */
 const QUICK_DEATH_MS = 10_000;
 const MAX_RESTART_PAUSE_MS = 30_000;
 
-export function runPrimary(count: number, shutdownTimeoutMs: number, level: string): void {
+/**
+ * Starts `count` workers; returns what the primary does on a signal (src/cli.ts holds the signals
+ * and hands them over): SIGHUP reloads every worker, SIGTERM or SIGINT drains them and exits.
+ */
+export function runPrimary(count: number, shutdownTimeoutMs: number, level: string): (signal: NodeJS.Signals) => void {
   const log = pino({ level, base: { pid: process.pid, role: 'primary' } });
   const registry = new AggregatorRegistry();
   const startedAt = new Map<Worker, number>();
+  /** Workers that listen and handle their own signals. */
+  const ready = new Set<Worker>();
+  /** Workers still starting when a SIGHUP came: they get it once ready. */
+  const reloadWhenReady = new Set<Worker>();
+  const restarts = new Set<NodeJS.Timeout>();
   let quickDeaths = 0;
   let stopping = false;
 
   const fork = () => {
     const worker = cluster.fork();
     startedAt.set(worker, Date.now());
-    worker.on('message', (message: MetricsRequest) => {
+    worker.on('message', (message: MetricsRequest | WorkerReady) => {
+      if (message?.type === WORKER_READY) {
+        ready.add(worker);
+        if (reloadWhenReady.delete(worker)) worker.process.kill('SIGHUP');
+        return;
+      }
       if (message?.type !== METRICS_REQUEST) return;
       registry.clusterMetrics().then(
         (text) => worker.send({ type: METRICS_ANSWER, id: message.id, text } satisfies MetricsAnswer),
@@ -50,31 +71,62 @@ export function runPrimary(count: number, shutdownTimeoutMs: number, level: stri
   cluster.on('exit', (worker, code, signal) => {
     const lived = Date.now() - (startedAt.get(worker) ?? 0);
     startedAt.delete(worker);
+    ready.delete(worker);
+    reloadWhenReady.delete(worker);
     if (stopping) return;
     quickDeaths = lived < QUICK_DEATH_MS ? quickDeaths + 1 : 0;
     const pause = quickDeaths === 0 ? 0 : Math.min(1_000 * 2 ** (quickDeaths - 1), MAX_RESTART_PAUSE_MS);
     log.error({ worker: worker.process.pid, code, signal, livedMs: lived, restartInMs: pause }, 'worker died; starting another');
-    setTimeout(fork, pause).unref();
+    // Not unref'd: while every worker is dead, this timer is all that keeps the primary's event
+    // loop running; unref'd, the primary would end there, exit 0, and nothing would serve
+    // (https://nodejs.org/api/timers.html#timeoutunref).
+    const timer = setTimeout(() => {
+      restarts.delete(timer);
+      fork();
+    }, pause);
+    restarts.add(timer);
+  });
+  // Nothing should let the event loop run dry before a stop; if it does, the exit is a failure,
+  // so a supervisor that restarts on failure brings the gateway back
+  // (https://nodejs.org/api/process.html#event-beforeexit).
+  process.on('beforeExit', () => {
+    if (stopping) return;
+    log.fatal('the primary has nothing left to run while it should serve; exiting 1');
+    process.exit(1);
   });
 
   for (let i = 0; i < count; i++) fork();
   log.info({ workers: count }, 'primary started its workers');
 
-  process.on('SIGHUP', () => {
-    log.info('SIGHUP: every worker reloads the configuration');
-    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGHUP');
-  });
+  const reload = () => {
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+    // A worker still starting could be ended by SIGHUP (Node's default before its own first
+    // line, src/cli.ts); it reads the file as it starts, and gets the SIGHUP once ready, in case
+    // the file changed after it read it.
+    const starting = workers.filter((w) => !ready.has(w));
+    log.info({ starting: starting.length }, 'SIGHUP: every worker reloads the configuration');
+    for (const w of workers) {
+      if (ready.has(w)) w.process.kill('SIGHUP');
+      else reloadWhenReady.add(w);
+    }
+  };
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
+    for (const timer of restarts) clearTimeout(timer);
+    restarts.clear();
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
     log.info({ signal, workers: workers.length }, 'shutting down: every worker finishes its requests in flight');
     let failed = false;
     let left = workers.length;
     if (left === 0) process.exit(0);
     for (const w of workers) {
-      w.once('exit', (code) => {
-        failed ||= code !== 0;
+      const wasReady = ready.has(w);
+      w.once('exit', (code: number | null, by: NodeJS.Signals | null) => {
+        // A worker still starting may end by the signal itself (Node's default, before its
+        // first line; SIGINT from a terminal reaches the whole process group): it had served
+        // nothing, and that is a stop too.
+        failed ||= !(code === 0 || (!wasReady && (by === 'SIGTERM' || by === 'SIGINT')));
         if (--left === 0) process.exit(failed ? 1 : 0);
       });
       w.process.kill('SIGTERM');
@@ -84,8 +136,7 @@ export function runPrimary(count: number, shutdownTimeoutMs: number, level: stri
       for (const w of workers) if (!w.isDead()) w.process.kill('SIGKILL');
     }, shutdownTimeoutMs + 2_000).unref();
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  return (signal) => (signal === 'SIGHUP' ? reload() : stop(signal));
 }
 
 /** In a worker: the whole gateway's metrics, summed by the primary. */
