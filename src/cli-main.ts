@@ -136,9 +136,17 @@ async function serve(
       { signal, timeoutMs: config.server.shutdownTimeoutMs },
       'shutting down: no new connections, finishing requests in flight',
     );
-    // Requests in flight get shutdownTimeoutMs; past it, connections are cut.
+    let code = 0;
+    // Past shutdownTimeoutMs the connections still open are closed: requests still in flight are
+    // cut (exit code 1); connections that were only idle end as at their keep-alive timeout.
     const force = setTimeout(() => {
-      app.gateway.log.warn('shutdown timeout: closing the connections still open');
+      const cut = app.gateway.inFlight();
+      if (cut > 0) {
+        code = 1;
+        app.gateway.log.warn({ requests: cut }, 'shutdown timeout: closing the connections still open');
+      } else {
+        app.gateway.log.info('shutdown timeout: closing the idle connections still open');
+      }
       app.server.closeAllConnections();
       setTimeout(() => {
         app.gateway.flushLogs();
@@ -146,22 +154,23 @@ async function serve(
       }, 1_000).unref();
     }, config.server.shutdownTimeoutMs);
     force.unref();
-    // Keep-alive connections whose last request finished after close() began would hold the
-    // server open until the client drops them; close each as soon as it is idle.
-    const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
-    sweep.unref();
-    app.close().then(
-      () => {
-        clearTimeout(force);
-        clearInterval(sweep);
-        process.exit(0);
-      },
-      (err: unknown) => {
-        app.gateway.log.error({ err }, 'error while closing');
-        app.gateway.flushLogs();
-        process.exit(1);
-      },
-    );
+    // The public listener drains first (answers say Connection: close, idle keep-alive
+    // connections are answered 503 or end at their keep-alive timeout: app/server.ts); then the
+    // rest closes: the admin and operations listeners, upstream pools, stores, the last flush.
+    app.gateway
+      .drain()
+      .then(() => app.close())
+      .then(
+        () => {
+          clearTimeout(force);
+          process.exit(code);
+        },
+        (err: unknown) => {
+          app.gateway.log.error({ err }, 'error while closing');
+          app.gateway.flushLogs();
+          process.exit(1);
+        },
+      );
   };
   let url: string;
   try {
