@@ -18,6 +18,7 @@ import type { QuotaStore } from '../quota/types.js';
 import { createRedis, type RedisClient } from '../redis/client.js';
 import { RuntimeKeys, type KeyChange } from '../keys/runtime.js';
 import { openStorage } from '../store/open.js';
+import { SqliteStore } from '../store/sqlite.js';
 import type { Storage } from '../store/types.js';
 import { UsageRecorder } from '../usage/recorder.js';
 
@@ -163,6 +164,7 @@ export class Resources {
       now: this.now,
       log: this.log,
     });
+    if (this.store instanceof SqliteStore) this.watchSqlite(this.store);
     this.quotaStore =
       deps.quotaStore ??
       (this.redis && config.redis
@@ -182,6 +184,7 @@ export class Resources {
       quotaStoreFailures: () => this.quota.failures,
       cacheStoreFailures: () => this.sharedTier?.failures ?? 0,
       storageUp: () => this.storageUp,
+      recordsStoreFailures: () => (this.store instanceof SqliteStore ? this.store.failures : 0),
       usageRowsWaiting: () => this.usage?.waitingRows ?? 0,
     }));
   }
@@ -204,6 +207,28 @@ export class Resources {
     await this.runtime.start();
     await this.pingStorage();
     this.storagePing = setInterval(() => void this.pingStorage(), STORAGE_PING_MS).unref();
+  }
+
+  /**
+   * The embedded store's faults (a full disk, a read-only folder or file: store/sqlite.ts), one
+   * line per interval however many calls failed; a deleted file put back, when it is.
+   */
+  private watchSqlite(store: SqliteStore): void {
+    const warning = new ThrottledWarning(
+      this.log,
+      'the SQLite store failed; serving from memory, keeping what is not written and trying again',
+      this.now,
+    );
+    store.listen((event) => {
+      if (event.type === 'fault') {
+        warning.warn(event.err, { op: event.op, code: (event.err as { code?: unknown }).code });
+        return;
+      }
+      this.log.warn(
+        { path: event.path },
+        'the SQLite store file was deleted while open; written again at its path from the open file (keys, audit, usage and ledgers kept)',
+      );
+    });
   }
 
   private async pingStorage(): Promise<void> {

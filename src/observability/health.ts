@@ -1,7 +1,11 @@
 // /healthz says the process answers; /readyz says it can serve: a configuration is loaded,
 // Redis answers when one is configured, and every chain has an upstream that accepted its last
 // connection (a request or a probe: idle upstreams are probed on an interval). It also says
-// whether the records' store answers, which the public path does without.
+// whether the records' store answers. A shared store (PostgreSQL, Redis) away is away for every
+// gateway, and the public path serves without it: not a condition of readiness. The embedded
+// SQLite file failing (a full disk, a read-only or deleted file: store/sqlite.ts) is this
+// instance's alone: it serves from memory, but what it counts may not outlive it, so it is not
+// ready and a balancer sends traffic to an instance whose records are kept.
 
 /** What readiness needs of a chain's upstreams (upstream/client.ts's ChainUpstreams). */
 export interface ProbedUpstreams {
@@ -16,11 +20,14 @@ export interface Readiness {
   checks: {
     config: 'ok';
     redis: 'ok' | 'down' | 'not configured';
-    /** The records' store: where it is and whether it answered its last ping. Not a condition of readiness: the public path serves without it. */
+    /** The records' store: where it is and whether it answered its last ping. A condition of readiness for the embedded SQLite store only. */
     storage?: { backend: string; status: 'ok' | 'down' };
     chains: Record<string, { ready: boolean; upstreams: Record<string, string> }>;
   };
 }
+
+/** The stores of this instance alone, whose failure makes it not ready. */
+const LOCAL_STORES: ReadonlySet<string> = new Set(['sqlite']);
 
 /** `redisStatus`: ioredis's connection status, undefined without Redis. */
 export function readiness(
@@ -37,6 +44,7 @@ export function readiness(
   }
   const redis = redisStatus === undefined ? 'not configured' : redisStatus === 'ready' ? 'ok' : 'down';
   ready &&= redis !== 'down';
+  if (storage && !storage.up && LOCAL_STORES.has(storage.backend)) ready = false;
   const stored =
     storage === undefined ? {} : { storage: { backend: storage.backend, status: storage.up ? ('ok' as const) : ('down' as const) } };
   return { ready, checks: { config: 'ok', redis, ...stored, chains: checks } };

@@ -15,6 +15,8 @@ export interface MetricSources {
   cacheStoreFailures: () => number;
   /** Whether the records' store (keys, audit, usage) answered its last ping. */
   storageUp: () => boolean;
+  /** Reads and writes of the embedded SQLite store that failed for a reason of its file or disk (store/sqlite.ts). */
+  recordsStoreFailures: () => number;
   /** Usage rows counted but not written to the store yet (a store away keeps them waiting). */
   usageRowsWaiting: () => number;
 }
@@ -120,18 +122,19 @@ export class Metrics {
     });
     new Counter({
       name: 'egw_store_errors_total',
-      help: 'Redis failures, by use: quota (decisions and refunds) and cache (the shared tier)',
+      help: 'Store failures, by use: quota (Redis: decisions and refunds), cache (Redis: the shared tier) and records (the embedded SQLite file: reads and writes that failed for its file or disk)',
       labelNames: ['store'],
       registers,
       collect() {
         this.reset();
         this.inc({ store: 'quota' }, sources().quotaStoreFailures());
         this.inc({ store: 'cache' }, sources().cacheStoreFailures());
+        this.inc({ store: 'records' }, sources().recordsStoreFailures());
       },
     });
     new Gauge({
       name: 'egw_storage_up',
-      help: "1 when the records' store (run-time keys, audit, usage: storage.url, Redis or SQLite) answered its last ping, else 0",
+      help: "1 when the records' store (run-time keys, audit, usage: storage.url, Redis or SQLite) answered its last ping, else 0 (SQLite: also while its writes fail or its file is gone)",
       registers,
       collect() {
         this.set(sources().storageUp() ? 1 : 0);

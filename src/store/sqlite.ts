@@ -348,13 +348,34 @@ interface Connection {
   secret: Buffer;
 }
 
-/** Narrows a file SQLite or an earlier gateway made to the owner's read and write. */
+/** Narrows a store file an earlier gateway made readable by others to the owner's read and write. */
 function narrowMode(file: string): void {
   try {
     const mode = statSync(file).mode & 0o777;
     if ((mode & 0o077) !== 0) chmodSync(file, mode & 0o700);
   } catch {
-    // Not there (no -shm yet), or not ours to change: nothing to narrow.
+    // Not ours to change: left as it is.
+  }
+}
+
+/**
+ * Gives the -wal and -shm files their database file's mode, as SQLite does when it creates them.
+ * One left from an open of a read-only file (read-only too) would keep the file read-only once it
+ * is writable again, and one an earlier gateway made wider is narrowed.
+ */
+function matchModes(path: string): void {
+  let mode: number;
+  try {
+    mode = statSync(path).mode & 0o700;
+  } catch {
+    return;
+  }
+  for (const file of [`${path}-wal`, `${path}-shm`]) {
+    try {
+      if ((statSync(file).mode & 0o777) !== mode) chmodSync(file, mode);
+    } catch {
+      // Not there yet (SQLite creates it with the file's mode), or not ours to change.
+    }
   }
 }
 
@@ -406,12 +427,14 @@ function openConnection(path: string, now: () => number): Connection {
   }
   const db = new Database(path);
   try {
-    // The file's mode first: SQLite gives the -wal and -shm it creates next the same one.
-    if (!memory) narrowMode(path);
+    // The modes first: SQLite gives the -wal and -shm it creates or opens next the file's.
+    if (!memory) {
+      narrowMode(path);
+      matchModes(path);
+    }
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     migrate(db);
-    if (!memory) for (const f of [path, `${path}-wal`, `${path}-shm`]) narrowMode(f);
     const secretHex = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE name = 'ledger_secret'").get()?.value;
     if (secretHex === undefined) throw new StoreFault(`the store file ${path} has no ledger_secret`);
     const stmt = prepareStatements(db);
