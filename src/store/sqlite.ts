@@ -497,8 +497,6 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
   /** Calls that failed for a reason of the file or the disk (egw_store_errors_total{store="records"}). */
   failures = 0;
   private conn: Connection | undefined;
-  /** Why the file could not be opened, while it cannot. */
-  private openError: Error | undefined;
   /** The last write's fault, until a write works again. */
   private writeFault: Error | undefined;
   /** The path does not name the open file: gone and not put back yet, or another file. */
@@ -545,24 +543,18 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
   /** Opens the file at the path (putting a waiting copy there first); throws why not. */
   private open(): Connection {
     if (this.closed) throw new StoreFault('the store is closed');
-    try {
-      if (this.pendingCopy) {
-        renameSync(this.pendingCopy, this.path);
-        this.pendingCopy = undefined;
-      }
-      const conn = openConnection(this.path, this.now);
-      if (this.secret && !this.secret.equals(conn.secret)) {
-        conn.db.close();
-        throw new StoreFault(`${this.path} is another store's file (its ledger_secret differs); leaving it alone`);
-      }
-      this.secret = conn.secret;
-      this.conn = conn;
-      this.openError = undefined;
-      return conn;
-    } catch (err) {
-      this.openError = err instanceof Error ? err : new Error(String(err));
-      throw err;
+    if (this.pendingCopy) {
+      renameSync(this.pendingCopy, this.path);
+      this.pendingCopy = undefined;
     }
+    const conn = openConnection(this.path, this.now);
+    if (this.secret && !this.secret.equals(conn.secret)) {
+      conn.db.close();
+      throw new StoreFault(`${this.path} is another store's file (its ledger_secret differs); leaving it alone`);
+    }
+    this.secret = conn.secret;
+    this.conn = conn;
+    return conn;
   }
 
   /** The open connection, for a read. */
@@ -834,11 +826,6 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
         throw err;
       }
     });
-  }
-
-  /** Why the store is not serving writes now, or undefined (for tests and logs). */
-  get trouble(): Error | undefined {
-    return this.fileFault ?? this.writeFault ?? (this.conn ? undefined : this.openError);
   }
 
   /** Closes the file, putting it back first if it was deleted (if it can be). */
