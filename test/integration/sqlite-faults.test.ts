@@ -42,7 +42,13 @@ const key = (name: string): KeyRecord => ({
   digest: hashKey(name),
   previous: null,
 });
-const created = (k: KeyRecord): AuditEntry => ({ at: 1_790_000_000_000, action: 'create', keyId: k.id, before: null, after: { name: k.name } });
+const created = (k: KeyRecord): AuditEntry => ({
+  at: 1_790_000_000_000,
+  action: 'create',
+  keyId: k.id,
+  before: null,
+  after: { name: k.name },
+});
 
 describe('the SQLite store', () => {
   it('creates its file, -wal and -shm readable by its user only, and narrows those of an older store', async () => {
@@ -87,9 +93,7 @@ describe('the SQLite store', () => {
 
     const again = new SqliteStore(file);
     expect((await again.keys.listKeys()).map((k) => k.name).sort()).toEqual(['after', 'before']);
-    expect((await again.audit.listAudit({ from: 0, to: Number.MAX_SAFE_INTEGER })).map((e) => e.keyId).sort()).toEqual(
-      [a.id, b.id].sort(),
-    );
+    expect((await again.audit.listAudit({ from: 0, to: Number.MAX_SAFE_INTEGER })).map((e) => e.keyId).sort()).toEqual([a.id, b.id].sort());
     expect(await again.ledgers.loadLedgers()).toEqual([{ account: 'acct', periodId: 'p1', spent: 30, topup: 5 }]);
     await again.close();
   });
