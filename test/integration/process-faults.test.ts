@@ -53,7 +53,7 @@ function transpile(dir: string): string {
 }
 
 beforeAll(() => {
-  build = mkdtempSync(join(tmpdir(), 'egw-cli-'));
+  build = mkdtempSync(join(tmpdir(), 'egw-built-cli-'));
   cli = transpile(build);
 }, 60_000);
 afterAll(() => {
