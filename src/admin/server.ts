@@ -3,11 +3,12 @@
 // up, rolled and revoked at run time; usage rows; plans; the audit trail. Every call needs
 // `Authorization: Bearer <admin.token>`, compared in constant time; an address that keeps
 // failing is refused for a while (rate-limiter-flexible, the stack's limiter, in memory: a guard,
-// not a billing decision, so its own clock serves). Every write is one audit entry in the store
-// and one log line.
+// not a billing decision, so its own clock serves), but only its wrong or missing tokens: the
+// right one is always served, so that no local process can lock the operator out. Every write is
+// one audit entry in the store and one log line.
 import { timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { JSON_TYPE } from '../http/respond.js';
 import type { AdminDeps } from './context.js';
 import { AdminError } from './errors.js';
@@ -17,6 +18,8 @@ import { AdminService } from './service.js';
 
 /** Failed authentications an address may make per minute before it is refused for five. */
 const FAILED_AUTH_POINTS = 10;
+const FAILED_AUTH_WINDOW_S = 60;
+const LOCKOUT_S = 300;
 
 function tokenMatches(header: string | undefined, token: string): boolean {
   const given = Buffer.from(header ?? '');
@@ -26,24 +29,43 @@ function tokenMatches(header: string | undefined, token: string): boolean {
 
 export function buildAdminServer(token: string, deps: AdminDeps): FastifyInstance {
   const app = Fastify({ logger: false, bodyLimit: 64 * 1024 });
+  // An empty body sent as `application/json` is no body (a DELETE from a client that sets the
+  // type on every call): fastify's own JSON parser refuses it (FST_ERR_CTP_EMPTY_JSON_BODY, a
+  // 400). Anything else goes to that parser, prototype-poisoning checks and all
+  // (https://fastify.dev/docs/latest/Reference/ContentTypeParser/, getDefaultJsonParser).
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body: string, done) => {
+    if (body.length === 0) return done(null, undefined);
+    void json(request, body, done);
+  });
   const service = new AdminService(deps);
-  const failures = new RateLimiterMemory({ points: FAILED_AUTH_POINTS, duration: 60, blockDuration: 300 });
+  const failures = new RateLimiterMemory({ points: FAILED_AUTH_POINTS, duration: FAILED_AUTH_WINDOW_S, blockDuration: LOCKOUT_S });
 
   const send = (reply: FastifyReply, status: number, body: unknown) =>
     reply.code(status).header('content-type', JSON_TYPE).header('cache-control', 'no-store').send(JSON.stringify(body));
   const refuse = (reply: FastifyReply, err: AdminError) => send(reply, err.status, { message: err.message, ...err.extra });
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    const seen = await failures.get(request.ip);
-    if (seen !== null && seen.consumedPoints > FAILED_AUTH_POINTS) {
+    // The token first: the right one is served whatever the address did before (a lockout that
+    // refused it would let any local process lock the operator's CLI out for five minutes).
+    if (tokenMatches(request.headers.authorization, token)) return undefined;
+    // A failure is counted; the first FAILED_AUTH_POINTS in a window resolve (401), the next one
+    // rejects and blocks the address for blockDuration, and so does every one while it is blocked
+    // (https://github.com/animir/node-rate-limiter-flexible/wiki/Options#blockduration).
+    const locked = await failures.consume(request.ip).then(
+      () => undefined,
+      (res: unknown) => {
+        if (res instanceof RateLimiterRes) return res;
+        throw res;
+      },
+    );
+    if (locked !== undefined) {
       return refuse(
-        reply.header('retry-after', String(Math.ceil(seen.msBeforeNext / 1000))),
+        reply.header('retry-after', String(Math.max(1, Math.ceil(locked.msBeforeNext / 1000)))),
         new AdminError('AUTH_LOCKED', 'Too many failed admin authentications from this address; try again later'),
       );
     }
-    if (tokenMatches(request.headers.authorization, token)) return undefined;
-    // Past the points, consume() rejects and blocks the address for blockDuration.
-    await failures.consume(request.ip).catch(() => undefined);
     const missing = request.headers.authorization === undefined;
     return refuse(
       reply.header('www-authenticate', 'Bearer'),
