@@ -9,10 +9,24 @@ import { parseQuery } from '../validate.js';
 
 const COLUMNS = ['day', 'key', 'name', 'chain', 'route', 'requests', 'credits', 'cacheHits', 'refused', 'errors'] as const;
 
-/** RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
+/**
+ * A string cell a spreadsheet would read as a formula (its first character `=`, `+`, `-`, `@`,
+ * tab or CR) gets a `'` in front and is quoted, as OWASP's CSV Injection page says
+ * (https://owasp.org/www-community/attacks/CSV_Injection): a key named `=HYPERLINK(...)` must
+ * reach the operator's spreadsheet as text. Numbers are never touched: credits after refunds can
+ * be negative, and `-20` must stay a number.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled; so is one with
+ * a semicolon, which spreadsheets set to split on it would take for the start of another cell
+ * (OWASP, above).
+ */
 const csvField = (v: string | number) => {
-  const s = String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+  if (typeof v === 'number') return String(v);
+  const s = FORMULA_START.test(v) ? `'${v}` : v;
+  return s !== v || /[",;\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 };
 
 export function usageCsv(items: readonly UsageItem[]): string {
