@@ -4,7 +4,7 @@
 // store, so its entry follows it (tried again, and logged whole if the audit store still refuses).
 // The routes (routes/*.ts) parse HTTP into these calls; the command line calls the routes.
 import type { ApiKey } from '../keys/ring.js';
-import { newKeyId, newSecret } from '../keys/runtime.js';
+import { newKeyId, newSecret, shownPrefix } from '../keys/runtime.js';
 import { periodWindow } from '../quota/period.js';
 import { remaining } from '../quota/types.js';
 import { utcDay } from '../store/day.js';
@@ -33,7 +33,7 @@ export function keyView(key: ApiKey | undefined, record: KeyRecord | undefined):
       status: record.status,
       expiresAt: iso(record.expiresAt),
       createdAt: iso(record.createdAt),
-      prefix: record.prefix,
+      prefix: shownPrefix(record.prefix),
       source: 'runtime',
     };
   }
@@ -192,7 +192,7 @@ export class AdminService {
     const until = this.deps.now() + graceSeconds * 1000;
     const after: KeyRecord = { ...before, digest, prefix, previous: graceSeconds > 0 ? { digest: before.digest, until } : null };
     const previousValidUntil = graceSeconds > 0 ? iso(until) : null;
-    await this.save(after, false, this.entry('roll', after.id, { prefix: before.prefix }, { prefix, previousValidUntil }));
+    await this.save(after, false, this.entry('roll', after.id, { prefix: shownPrefix(before.prefix) }, { prefix, previousValidUntil }));
     return { view: keyView(undefined, after), secret, previousValidUntil };
   }
 

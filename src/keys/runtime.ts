@@ -21,6 +21,23 @@ const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const SECRET_CHARS = 43;
 /** How much of a secret operators are shown to tell keys apart: the prefix and 8 characters. */
 const SHOWN_CHARS = SECRET_PREFIX.length + 8;
+/**
+ * What follows them, in the store and on screen: a character outside the scanners' class. The
+ * store keeps a key's shown part next to its 64-hex digest (store/sqlite.ts: the `prefix` and
+ * `digest` columns, whose values follow each other in a row's bytes,
+ * https://www.sqlite.org/fileformat2.html#record_format), and `egw_` + 8 + 64 characters read
+ * as a leaked secret, `egw_[A-Za-z0-9]{43}`, to any scanner of a backup. The ellipsis also says
+ * that the secret goes on.
+ */
+const SHOWN_END = '\u2026';
+
+/**
+ * How a stored prefix is shown: as it is, or with SHOWN_END after it when a gateway before
+ * SHOWN_END wrote it (`egw_AbCdEfGh`), so that every key is shown in one shape.
+ */
+export function shownPrefix(stored: string): string {
+  return stored.endsWith(SHOWN_END) ? stored : stored + SHOWN_END;
+}
 
 export function newSecret(): { secret: string; digest: string; prefix: string } {
   let secret = SECRET_PREFIX;
@@ -28,7 +45,7 @@ export function newSecret(): { secret: string; digest: string; prefix: string } 
     // Bytes of 248 and above are dropped, so each character is uniform (248 = 4 x 62).
     for (const byte of randomBytes(64)) if (byte < 248 && secret.length < SECRET_PREFIX.length + SECRET_CHARS) secret += BASE62[byte % 62];
   }
-  return { secret, digest: hashKey(secret), prefix: secret.slice(0, SHOWN_CHARS) };
+  return { secret, digest: hashKey(secret), prefix: secret.slice(0, SHOWN_CHARS) + SHOWN_END };
 }
 
 /** `key_` and 16 base-32 characters (80 random bits): an id, not a secret. */

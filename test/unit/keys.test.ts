@@ -108,12 +108,12 @@ describe('KeyRing', () => {
 });
 
 describe('new secrets', () => {
-  it('are egw_ and 43 base-62 characters, all different, their prefix the first 12 characters', async () => {
+  it('are egw_ and 43 base-62 characters, all different, their prefix the first 12 characters and an ellipsis', async () => {
     const { newSecret } = await import('../../src/keys/runtime.js');
     const secrets = Array.from({ length: 200 }, () => newSecret());
     for (const s of secrets) {
       expect(s.secret).toMatch(/^egw_[A-Za-z0-9]{43}$/);
-      expect(s.prefix).toBe(s.secret.slice(0, 12));
+      expect(s.prefix).toBe(`${s.secret.slice(0, 12)}…`);
       expect(s.digest).toBe(hashKey(s.secret));
     }
     expect(new Set(secrets.map((s) => s.secret)).size).toBe(200);
