@@ -59,6 +59,7 @@
 import { Cluster } from 'ioredis';
 import type { RedisClient } from '../redis/client.js';
 import { DAY_MS, dayStartMs, utcDay } from './day.js';
+import { copyKeyRecord } from './records.js';
 import type { AuditEntry, AuditStore, KeyRecord, KeyStore, Storage, UsageCounts, UsageQuery, UsageRow, UsageStore } from './types.js';
 
 /** Usage counters: their order in the values of a key's hash, their names in the old day hash's fields. */
@@ -242,20 +243,7 @@ export interface RedisStoreOptions {
 
 /** The record's fields, and only those: whatever else the caller's object carries is never stored. */
 function toJson(r: KeyRecord): string {
-  const record: KeyRecord = {
-    id: r.id,
-    name: r.name,
-    owner: r.owner,
-    plan: r.plan,
-    chains: r.chains === null ? null : [...r.chains],
-    status: r.status,
-    expiresAt: r.expiresAt,
-    createdAt: r.createdAt,
-    prefix: r.prefix,
-    digest: r.digest,
-    previous: r.previous === null ? null : { digest: r.previous.digest, until: r.previous.until },
-  };
-  return JSON.stringify(record);
+  return JSON.stringify(copyKeyRecord(r));
 }
 
 function fromJson(json: string): KeyRecord {
