@@ -1,7 +1,14 @@
 // In-process quota store: a fixed one-second window per account (window.ts) and a ledger of what
-// each account spent in its current period and the credits it bought. Decisions are synchronous,
-// so a cache hit with in-process stores takes no promise at all, and every instant comes from the
-// decision's clock.
+// each account spent in its current UTC day and in its current UTC month, and the credits it
+// bought. Decisions are synchronous, so a cache hit with in-process stores takes no promise at
+// all, and every instant comes from the decision's clock.
+//
+// Every debit of a plan's allowance counts in both the day counter and the month counter, whatever
+// the plan's period: a decision on a daily plan reads the day counter, one on a monthly plan the
+// month counter, and both add what they take to the two. So a plan change between a daily and a
+// monthly plan keeps the spend of the new plan's period: moved to a monthly plan, a key has spent
+// what it spent this month; moved to a daily plan, what it spent today (README, "What is kept is
+// what a key spent"). A new day resets only the day counter, a new month only the month counter.
 //
 // rate-limiter-flexible's RateLimiterMemory (and the MemoryStorage under it) reads Date.now()
 // and arms a timer per window, so a test could only wait for its windows to end; the window is
@@ -32,6 +39,11 @@ export const LEDGER_FLUSH_MS = 1_000;
 
 /** A ledger store that names its rows itself (store/sqlite.ts); without sealAccount, rows are named by their accounts. */
 export type LedgerPersistence = LedgerStore & { sealAccount?(account: string): string };
+
+/** Whether a day's id (`d20261126`) lies in a month's (`m202611`): the month's six digits follow the day's `d`. */
+function inMonth(day: string, month: string): boolean {
+  return day.length === 9 && day.startsWith('d') && month.length === 7 && month.startsWith('m') && day.startsWith(month.slice(1), 1);
+}
 
 export class MemoryQuotaStore implements QuotaStore {
   readonly kind = 'memory';
@@ -112,31 +124,53 @@ export class MemoryQuotaStore implements QuotaStore {
       const account = decided.get(row.account);
       const mine = account === undefined ? undefined : this.ledgers.get(account);
       if (account === undefined || !mine) {
-        this.unclaimed.set(row.account, { periodId: row.periodId, spent: row.spent, topup: row.topup });
+        this.unclaimed.set(row.account, {
+          day: row.day,
+          daySpent: row.daySpent,
+          month: row.month,
+          monthSpent: row.monthSpent,
+          topup: row.topup,
+        });
         continue;
       }
-      // Decided here before the load: bought credits add up; spend only within one period (a
-      // stored spend of an earlier period is over; one of a period not started here yet is the current one's).
+      // Decided here before the load: bought credits add up; each counter's spend only within
+      // its day or month (a stored spend of an earlier one is over; one of a counter not started
+      // here yet, '', is the current one's).
       mine.topup += row.topup;
-      if (mine.periodId === row.periodId || mine.periodId === '') {
-        mine.spent += row.spent;
-        mine.periodId = row.periodId;
+      if (mine.day === row.day || mine.day === '') {
+        mine.daySpent += row.daySpent;
+        mine.day = row.day;
+      }
+      if (mine.month === row.month || mine.month === '') {
+        mine.monthSpent += row.monthSpent;
+        mine.month = row.month;
       }
       this.dirty.add(account);
     }
     this.stored = true;
   }
 
-  /** The account's ledger for the period `nowMs` falls in: a new period starts with nothing spent. */
-  private ledger(account: string, period: Period, nowMs: number): Ledger {
-    const { id: periodId } = periodWindow(period, nowMs);
+  /**
+   * The account's ledger with its counters on the day and the month `nowMs` falls in: a new day
+   * starts the day counter with nothing spent, a new month the month counter.
+   */
+  private ledger(account: string, nowMs: number): Ledger {
+    // Both windows are cached (period.ts): no allocation within a day.
+    const day = periodWindow('daily', nowMs).id;
+    const month = periodWindow('monthly', nowMs).id;
     let ledger = this.known(account);
     if (!ledger) {
-      ledger = { periodId, spent: 0, topup: 0 };
+      ledger = { day, daySpent: 0, month, monthSpent: 0, topup: 0 };
       this.ledgers.set(account, ledger);
-    } else if (ledger.periodId !== periodId) {
-      ledger.periodId = periodId;
-      ledger.spent = 0;
+      return ledger;
+    }
+    if (ledger.day !== day) {
+      ledger.day = day;
+      ledger.daySpent = 0;
+    }
+    if (ledger.month !== month) {
+      ledger.month = month;
+      ledger.monthSpent = 0;
     }
     return ledger;
   }
@@ -149,8 +183,9 @@ export class MemoryQuotaStore implements QuotaStore {
     }
     const consumed = ++window.count;
     // Nothing here awaits: the check and the debit of credits are one step.
-    const ledger = this.ledger(q.account, q.period, q.nowMs);
-    const allowance = Math.max(q.credits - ledger.spent, 0);
+    const ledger = this.ledger(q.account, q.nowMs);
+    const daily = q.period === 'daily';
+    const allowance = Math.max(q.credits - (daily ? ledger.daySpent : ledger.monthSpent), 0);
     let outcome: QuotaDecision['outcome'] = 'ok';
     if (consumed > q.rps) outcome = 'rate_limited';
     else if (q.cost > 0 && allowance + ledger.topup < q.cost) outcome = 'out_of_credits';
@@ -158,7 +193,9 @@ export class MemoryQuotaStore implements QuotaStore {
     const fromAllowance = Math.min(billed, allowance);
     const fromTopup = billed - fromAllowance;
     if (billed > 0) {
-      ledger.spent += fromAllowance;
+      // In both counters, whatever the plan's period: the other one is what a plan change reads.
+      ledger.daySpent += fromAllowance;
+      ledger.monthSpent += fromAllowance;
       ledger.topup -= fromTopup;
       if (this.persistence) this.dirty.add(q.account);
     }
@@ -170,16 +207,35 @@ export class MemoryQuotaStore implements QuotaStore {
       credits: allowance - fromAllowance + ledger.topup,
       billed,
       fromTopup,
-      periodId: ledger.periodId,
+      periodId: daily ? ledger.day : ledger.month,
     };
   }
 
+  /**
+   * Bought credits come back whenever. The allowance's part comes back to each counter that is
+   * still the day or the month the debit was counted in; one that has moved on to a new day or
+   * month has nothing to give back to. The refund names the plan's period (`QuotaDecision.periodId`):
+   * - a day (`d20261126`): its day counter if that is still the day, and the month counter if it
+   *   is still that day's month (`m202611`);
+   * - a month (`m202611`): its month counter if that is still the month, and the day counter if
+   *   its day lies in that month. The refund names no day: the day counter is taken to be still
+   *   the debit's day, which it is unless a decision of the next day came between the debit and
+   *   its refund (a request across midnight UTC); then the new day's counter gets it back
+   *   instead (never below 0), and a move to a daily plan that day finds that much less spent.
+   */
   refund(r: Refund): Promise<void> {
     const ledger = this.known(r.account);
     if (!ledger) return Promise.resolve();
-    // Bought credits come back whenever; a period that has ended has no allowance to give back to.
     ledger.topup += r.fromTopup;
-    if (ledger.periodId === r.periodId) ledger.spent = Math.max(ledger.spent - (r.amount - r.fromTopup), 0);
+    const amount = r.amount - r.fromTopup;
+    if (amount > 0) {
+      const id = r.periodId;
+      const daily = id.startsWith('d');
+      const toDay = daily ? ledger.day === id : inMonth(ledger.day, id);
+      const toMonth = daily ? inMonth(id, ledger.month) : ledger.month === id;
+      if (toDay) ledger.daySpent = Math.max(ledger.daySpent - amount, 0);
+      if (toMonth) ledger.monthSpent = Math.max(ledger.monthSpent - amount, 0);
+    }
     if (this.persistence) this.dirty.add(r.account);
     return Promise.resolve();
   }
@@ -187,8 +243,8 @@ export class MemoryQuotaStore implements QuotaStore {
   async topUp(account: string, amount: number): Promise<number> {
     let ledger = this.known(account);
     if (!ledger) {
-      // Its period is set by its first decision; nothing spent yet.
-      ledger = { periodId: '', spent: 0, topup: 0 };
+      // Its day and month are set by its first decision; nothing spent yet.
+      ledger = { day: '', daySpent: 0, month: '', monthSpent: 0, topup: 0 };
       this.ledgers.set(account, ledger);
     }
     if (this.persistence && !this.stored) {
@@ -217,7 +273,10 @@ export class MemoryQuotaStore implements QuotaStore {
     const ledger = this.known(account);
     const { id: periodId } = periodWindow(period, nowMs);
     if (!ledger) return Promise.resolve({ spent: 0, topup: 0, periodId });
-    return Promise.resolve({ spent: ledger.periodId === periodId ? ledger.spent : 0, topup: ledger.topup, periodId });
+    let spent = 0;
+    if (period === 'daily') spent = ledger.day === periodId ? ledger.daySpent : 0;
+    else spent = ledger.month === periodId ? ledger.monthSpent : 0;
+    return Promise.resolve({ spent, topup: ledger.topup, periodId });
   }
 
   /**
@@ -235,7 +294,9 @@ export class MemoryQuotaStore implements QuotaStore {
     this.dirty.clear();
     const rows = accounts.flatMap((account) => {
       const l = this.ledgers.get(account);
-      return l ? [{ account: this.rowName(account), periodId: l.periodId, spent: l.spent, topup: l.topup }] : [];
+      return l
+        ? [{ account: this.rowName(account), day: l.day, daySpent: l.daySpent, month: l.month, monthSpent: l.monthSpent, topup: l.topup }]
+        : [];
     });
     const write = persistence.saveLedgers(rows);
     this.writing = write;

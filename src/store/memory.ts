@@ -155,7 +155,16 @@ export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, L
   }
 
   saveLedgers(rows: readonly LedgerRow[]): Promise<void> {
-    for (const r of rows) this.ledgerRows.set(r.account, { account: r.account, periodId: r.periodId, spent: r.spent, topup: r.topup });
+    for (const r of rows) {
+      this.ledgerRows.set(r.account, {
+        account: r.account,
+        day: r.day,
+        daySpent: r.daySpent,
+        month: r.month,
+        monthSpent: r.monthSpent,
+        topup: r.topup,
+      });
+    }
     return Promise.resolve();
   }
 

@@ -36,7 +36,7 @@ import type {
 } from './types.js';
 
 /** The newest schema version this code writes and reads: the number of MIGRATIONS. */
-export const POSTGRES_SCHEMA_VERSION = 1;
+export const POSTGRES_SCHEMA_VERSION = 2;
 
 /** A new connection that is not up by then fails (the pool's connectionTimeoutMillis). */
 const CONNECT_TIMEOUT_MS = 2_000;
@@ -132,6 +132,31 @@ CREATE TABLE ${s}.ledgers (
   spent bigint NOT NULL,
   topup bigint NOT NULL
 );
+`,
+  // Version 2: a ledger keeps a day counter and a month counter (store/types.ts, LedgerRow)
+  // instead of one period's spend. A `d…` period's spend becomes its day counter and its month's
+  // counter (what was spent that day was spent in that month), a `m…` period's the month
+  // counter; the other counter starts empty (''). A period id of neither form (a ledger of bought
+  // credits only, '') keeps its bought credits and no spend. A gateway of version 1 refuses to
+  // start on this schema; one still running when it changes fails its ledger writes (they name
+  // the dropped columns) and keeps them in memory: stop the old gateways of a schema before the
+  // first new one starts.
+  (s) => `
+ALTER TABLE ${s}.ledgers
+  ADD COLUMN day text NOT NULL DEFAULT '',
+  ADD COLUMN day_spent bigint NOT NULL DEFAULT 0,
+  ADD COLUMN month text NOT NULL DEFAULT '',
+  ADD COLUMN month_spent bigint NOT NULL DEFAULT 0;
+UPDATE ${s}.ledgers SET day = period_id, day_spent = spent, month = 'm' || substr(period_id, 2, 6), month_spent = spent
+  WHERE period_id ~ '^d[0-9]{8}$';
+UPDATE ${s}.ledgers SET month = period_id, month_spent = spent WHERE period_id ~ '^m[0-9]{6}$';
+ALTER TABLE ${s}.ledgers
+  DROP COLUMN period_id,
+  DROP COLUMN spent,
+  ALTER COLUMN day DROP DEFAULT,
+  ALTER COLUMN day_spent DROP DEFAULT,
+  ALTER COLUMN month DROP DEFAULT,
+  ALTER COLUMN month_spent DROP DEFAULT;
 `,
 ];
 
@@ -238,8 +263,10 @@ interface UsageDbRow {
 
 interface LedgerDbRow {
   account: string;
-  period_id: string;
-  spent: string;
+  day: string;
+  day_spent: string;
+  month: string;
+  month_spent: string;
   topup: string;
 }
 
@@ -694,8 +721,17 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
   // --- ledgers ---
 
   async loadLedgers(): Promise<LedgerRow[]> {
-    const { rows } = await this.query<LedgerDbRow>(`SELECT account, period_id, spent, topup FROM ${this.s}.ledgers ORDER BY account`);
-    return rows.map((r) => ({ account: r.account, periodId: r.period_id, spent: int(r.spent), topup: int(r.topup) }));
+    const { rows } = await this.query<LedgerDbRow>(
+      `SELECT account, day, day_spent, month, month_spent, topup FROM ${this.s}.ledgers ORDER BY account`,
+    );
+    return rows.map((r) => ({
+      account: r.account,
+      day: r.day,
+      daySpent: int(r.day_spent),
+      month: r.month,
+      monthSpent: int(r.month_spent),
+      topup: int(r.topup),
+    }));
   }
 
   /** One statement, so one transaction: every row or none. An account given twice keeps its last row, as a map would. */
@@ -706,10 +742,18 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
     // Sorted, as usage rows are: two saves at once lock their rows in one order.
     const sorted = [...last.values()].sort((a, b) => compare(a.account, b.account));
     await this.query(
-      `INSERT INTO ${this.s}.ledgers (account, period_id, spent, topup)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
-       ON CONFLICT (account) DO UPDATE SET period_id = excluded.period_id, spent = excluded.spent, topup = excluded.topup`,
-      [sorted.map((r) => r.account), sorted.map((r) => r.periodId), sorted.map((r) => r.spent), sorted.map((r) => r.topup)],
+      `INSERT INTO ${this.s}.ledgers (account, day, day_spent, month, month_spent, topup)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[])
+       ON CONFLICT (account) DO UPDATE SET day = excluded.day, day_spent = excluded.day_spent, month = excluded.month,
+         month_spent = excluded.month_spent, topup = excluded.topup`,
+      [
+        sorted.map((r) => r.account),
+        sorted.map((r) => r.day),
+        sorted.map((r) => r.daySpent),
+        sorted.map((r) => r.month),
+        sorted.map((r) => r.monthSpent),
+        sorted.map((r) => r.topup),
+      ],
     );
   }
 

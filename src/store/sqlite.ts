@@ -81,7 +81,7 @@ import type {
 } from './types.js';
 
 /** The user_version this code writes and reads. */
-export const SQLITE_SCHEMA_VERSION = 3;
+export const SQLITE_SCHEMA_VERSION = 4;
 
 // STRICT tables (https://www.sqlite.org/stricttables.html): a value of the wrong type is an error
 // instead of being stored as whatever it is. Credits are integers (config/schema.ts).
@@ -150,6 +150,39 @@ CREATE TABLE meta (
 ) STRICT;
 `;
 
+// Version 4: a ledger keeps a day counter and a month counter (store/types.ts, LedgerRow) instead
+// of one period's spend. The table is made anew (a column's NOT NULL cannot be changed in place:
+// https://www.sqlite.org/lang_altertable.html#otheralter) and the rows copied, under the names
+// they have: a `d…` period's spend becomes its day counter and its month's counter (what was
+// spent that day was spent in that month), a `m…` period's the month counter; the other counter
+// starts empty (''). A period id of neither form (a ledger of bought credits only, '') keeps
+// its bought credits and no spend.
+const SCHEMA_V4 = `
+CREATE TABLE ledgers_v4 (
+  account TEXT PRIMARY KEY,
+  day TEXT NOT NULL, -- the day counter's day, d20261126; '' when none
+  day_spent INTEGER NOT NULL,
+  month TEXT NOT NULL, -- the month counter's month, m202611; '' when none
+  month_spent INTEGER NOT NULL,
+  topup INTEGER NOT NULL
+) STRICT;
+INSERT INTO ledgers_v4 (account, day, day_spent, month, month_spent, topup)
+SELECT account,
+  CASE WHEN is_day THEN period_id ELSE '' END,
+  CASE WHEN is_day THEN spent ELSE 0 END,
+  CASE WHEN is_day THEN 'm' || substr(period_id, 2, 6) WHEN is_month THEN period_id ELSE '' END,
+  CASE WHEN is_day OR is_month THEN spent ELSE 0 END,
+  topup
+FROM (
+  SELECT *,
+    period_id GLOB 'd[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]' AS is_day,
+    period_id GLOB 'm[0-9][0-9][0-9][0-9][0-9][0-9]' AS is_month
+  FROM ledgers
+);
+DROP TABLE ledgers;
+ALTER TABLE ledgers_v4 RENAME TO ledgers;
+`;
+
 /** How long a usage batch's id is remembered, ms: far longer than a retry takes to follow. */
 const BATCH_MEMORY_MS = 3_600_000;
 
@@ -189,6 +222,16 @@ interface UsageDbRow {
 }
 
 interface LedgerDbRow {
+  account: string;
+  day: string;
+  day_spent: number;
+  month: string;
+  month_spent: number;
+  topup: number;
+}
+
+/** A ledger row of schema 3 and earlier: one period's spend. */
+interface LedgerV3DbRow {
   account: string;
   period_id: string;
   spent: number;
@@ -321,10 +364,12 @@ function prepareStatements(db: Database.Database) {
     pruneUsage: db.prepare<[string]>('DELETE FROM usage WHERE day < ?'),
     addBatch: db.prepare<[string, number]>('INSERT INTO usage_batches (id, at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING'),
     forgetBatches: db.prepare<[number]>('DELETE FROM usage_batches WHERE at < ?'),
-    loadLedgers: db.prepare<[], LedgerDbRow>('SELECT * FROM ledgers ORDER BY account'),
+    loadLedgers: db.prepare<[], LedgerDbRow>('SELECT account, day, day_spent, month, month_spent, topup FROM ledgers ORDER BY account'),
     saveLedger: db.prepare<LedgerDbRow>(
-      `INSERT INTO ledgers (account, period_id, spent, topup) VALUES (@account, @period_id, @spent, @topup)
-       ON CONFLICT (account) DO UPDATE SET period_id = excluded.period_id, spent = excluded.spent, topup = excluded.topup`,
+      `INSERT INTO ledgers (account, day, day_spent, month, month_spent, topup)
+       VALUES (@account, @day, @day_spent, @month, @month_spent, @topup)
+       ON CONFLICT (account) DO UPDATE SET day = excluded.day, day_spent = excluded.day_spent, month = excluded.month,
+         month_spent = excluded.month_spent, topup = excluded.topup`,
     ),
     probe: db.prepare<[string]>(
       "INSERT INTO meta (name, value) VALUES ('probe', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
@@ -385,7 +430,9 @@ function migrate(db: Database.Database): void {
     throw new Error(`the store file has schema version ${version}; this gateway knows up to ${SQLITE_SCHEMA_VERSION}: run a newer gateway`);
   }
   if (version === SQLITE_SCHEMA_VERSION) return;
-  if (version >= 1) db.pragma('secure_delete = ON'); // the plain ledger names below are overwritten
+  // Version 3 renames the plain ledger names of an earlier file: they are overwritten.
+  const renames = version >= 1 && version < 3;
+  if (renames) db.pragma('secure_delete = ON');
   // One transaction: a crash mid-way leaves the file at the version it had.
   db.transaction(() => {
     if (version < 1) db.exec(SCHEMA_V1);
@@ -394,16 +441,17 @@ function migrate(db: Database.Database): void {
       db.exec(SCHEMA_V3);
       const secret = randomBytes(32);
       db.prepare("INSERT INTO meta (name, value) VALUES ('ledger_secret', ?)").run(secret.toString('hex'));
-      const rows = db.prepare<[], LedgerDbRow>('SELECT * FROM ledgers').all();
+      const rows = db.prepare<[], LedgerV3DbRow>('SELECT * FROM ledgers').all();
       db.exec('DELETE FROM ledgers');
-      const insert = db.prepare<LedgerDbRow>(
+      const insert = db.prepare<LedgerV3DbRow>(
         'INSERT INTO ledgers (account, period_id, spent, topup) VALUES (@account, @period_id, @spent, @topup)',
       );
       for (const r of rows) insert.run({ ...r, account: sealWith(secret, r.account) });
     }
+    if (version < 4) db.exec(SCHEMA_V4);
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
   })();
-  if (version >= 1) {
+  if (renames) {
     db.pragma('secure_delete = OFF');
     // The pages that held the old names, overwritten in the WAL, reach the file now.
     db.pragma('wal_checkpoint(TRUNCATE)');
@@ -463,7 +511,16 @@ function openConnection(path: string, now: () => number): Connection {
         }
       }),
       saveLedgersTx: db.transaction((rows: readonly LedgerRow[]) => {
-        for (const r of rows) stmt.saveLedger.run({ account: r.account, period_id: r.periodId, spent: r.spent, topup: r.topup });
+        for (const r of rows) {
+          stmt.saveLedger.run({
+            account: r.account,
+            day: r.day,
+            day_spent: r.daySpent,
+            month: r.month,
+            month_spent: r.monthSpent,
+            topup: r.topup,
+          });
+        }
       }),
       // The write, then its audit entry if it changed something; an error in either undoes both.
       keyWriteTx: db.transaction((write: () => boolean, audit: AuditEntry): boolean => {
@@ -800,7 +857,14 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
 
   loadLedgers(): Promise<LedgerRow[]> {
     return this.read('loadLedgers', (c) =>
-      c.stmt.loadLedgers.all().map((r) => ({ account: r.account, periodId: r.period_id, spent: r.spent, topup: r.topup })),
+      c.stmt.loadLedgers.all().map((r) => ({
+        account: r.account,
+        day: r.day,
+        daySpent: r.day_spent,
+        month: r.month,
+        monthSpent: r.month_spent,
+        topup: r.topup,
+      })),
     );
   }
 

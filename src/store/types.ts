@@ -113,11 +113,21 @@ export interface UsageStore {
   pruneUsage(beforeDay: string): Promise<void>;
 }
 
-/** What an account spent in its current period, and its bought credits left. */
+/**
+ * What an account spent of its plans' allowances in its current UTC day and in its current UTC
+ * month, and its bought credits left. Every debit of an allowance counts in both, whatever the
+ * plan's period (quota/memory.ts), so a plan change between a daily and a monthly plan keeps the
+ * spend of the new plan's period. A counter's id is '' while it has none (a top-up before any
+ * decision; a row of schema 3 or earlier that had no such counter).
+ */
 export interface LedgerRow {
   account: string;
-  periodId: string;
-  spent: number;
+  /** The day counter's day, as quota/period.ts names it: `d20261126`. */
+  day: string;
+  daySpent: number;
+  /** The month counter's month: `m202611`. */
+  month: string;
+  monthSpent: number;
   topup: number;
 }
 

@@ -6,13 +6,15 @@
 //
 // Nothing sleeps: a test that expects a notice waits for it (`until`), with a deadline of a
 // second where the promise is "within a second".
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryQuotaStore } from '../../src/quota/memory.js';
+import { periodWindow } from '../../src/quota/period.js';
 import type { RedisClient } from '../../src/redis/client.js';
 import { RedisStore, USAGE_ROWS_PER_CALL, type RedisStoreOptions } from '../../src/store/redis.js';
 import { MemoryStore } from '../../src/store/memory.js';
@@ -603,18 +605,19 @@ describe.each(ledgerBackends)('ledger contract: $name', (backend) => {
     const ledgers = world.store.ledgers!;
     expect(await ledgers.loadLedgers()).toEqual([]);
     await ledgers.saveLedgers([
-      { account: 'a', periodId: 'p1', spent: 10, topup: 100 },
-      { account: 'b', periodId: 'p1', spent: 20, topup: 0 },
+      { account: 'a', day: 'd20261130', daySpent: 10, month: 'm202611', monthSpent: 40, topup: 100 },
+      { account: 'b', day: 'd20261130', daySpent: 20, month: 'm202611', monthSpent: 20, topup: 0 },
     ]);
     await ledgers.saveLedgers([
-      { account: 'a', periodId: 'p2', spent: 0, topup: 90 },
-      { account: 'c', periodId: 'p2', spent: 5, topup: 1 },
+      { account: 'a', day: 'd20261201', daySpent: 0, month: 'm202612', monthSpent: 0, topup: 90 },
+      // A ledger of bought credits only: no day or month yet.
+      { account: 'c', day: '', daySpent: 0, month: '', monthSpent: 0, topup: 1 },
     ]);
     await ledgers.saveLedgers([]);
     const expected = [
-      { account: 'a', periodId: 'p2', spent: 0, topup: 90 },
-      { account: 'b', periodId: 'p1', spent: 20, topup: 0 },
-      { account: 'c', periodId: 'p2', spent: 5, topup: 1 },
+      { account: 'a', day: 'd20261201', daySpent: 0, month: 'm202612', monthSpent: 0, topup: 90 },
+      { account: 'b', day: 'd20261130', daySpent: 20, month: 'm202611', monthSpent: 20, topup: 0 },
+      { account: 'c', day: '', daySpent: 0, month: '', monthSpent: 0, topup: 1 },
     ];
     expect(await ledgers.loadLedgers()).toEqual(expected);
     // Another store on the same data (a restart) reads them too.
@@ -970,8 +973,8 @@ describe('SQLite store', () => {
     const audit: AuditEntry = { at: 1_790_000_000_000, action: 'create', keyId: a.id, before: null, after: { name: a.name } };
     const usage = row(today(), a.id, '1', 'stats', { requests: 3, credits: 60, cacheHits: 1, refused: 1, errors: 1 });
     const ledgers = [
-      { account: 'acct-1', periodId: '2026-11', spent: 120, topup: 5_000 },
-      { account: 'acct-2', periodId: '2026-11-23', spent: 0, topup: 0 },
+      { account: 'acct-1', day: 'd20261123', daySpent: 20, month: 'm202611', monthSpent: 120, topup: 5_000 },
+      { account: 'acct-2', day: 'd20261123', daySpent: 0, month: 'm202611', monthSpent: 0, topup: 0 },
     ];
     const created = note('create');
     await first.keys.createKey(a, created);
@@ -991,12 +994,12 @@ describe('SQLite store', () => {
   it('a ledger batch is one transaction: a row that cannot be stored leaves none of the batch', async () => {
     const store = new SqliteStore(':memory:');
     cleanups.push(() => store.close());
-    await store.ledgers.saveLedgers([{ account: 'a', periodId: 'p1', spent: 10, topup: 100 }]);
+    await store.ledgers.saveLedgers([{ account: 'a', day: 'd20261130', daySpent: 10, month: 'm202611', monthSpent: 10, topup: 100 }]);
     // A fractional spend is not an INTEGER.
     await expect(
       store.ledgers.saveLedgers([
-        { account: 'd', periodId: 'p2', spent: 1, topup: 0 },
-        { account: 'e', periodId: 'p2', spent: 1.5, topup: 0 },
+        { account: 'd', day: 'd20261130', daySpent: 1, month: 'm202611', monthSpent: 1, topup: 0 },
+        { account: 'e', day: 'd20261130', daySpent: 1, month: 'm202611', monthSpent: 1.5, topup: 0 },
       ]),
     ).rejects.toThrow();
     expect((await store.ledgers.loadLedgers()).map((l) => l.account)).toEqual(['a']);
@@ -1023,7 +1026,7 @@ describe('SQLite store', () => {
     try {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
-      expect(SQLITE_SCHEMA_VERSION).toBe(3);
+      expect(SQLITE_SCHEMA_VERSION).toBe(4);
       expect(db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all()).toEqual([
         'audit',
         'keys',
@@ -1042,9 +1045,9 @@ describe('SQLite store', () => {
     const file = join(dir, 'newer', 'store.db');
     mkdirSync(join(dir, 'newer'));
     const db = new Database(file);
-    db.pragma('user_version = 4');
+    db.pragma('user_version = 5');
     db.close();
-    expect(() => new SqliteStore(file)).toThrow('the store file has schema version 4; this gateway knows up to 3');
+    expect(() => new SqliteStore(file)).toThrow('the store file has schema version 5; this gateway knows up to 4');
   });
 
   it('brings a version 1 file to the current version, keeping its usage', async () => {
@@ -1054,7 +1057,9 @@ describe('SQLite store', () => {
     await first.usage.addUsage([usage], batch());
     await first.close();
     const db = new Database(file);
-    db.exec('DROP TABLE usage_batches; DROP TABLE meta'); // what version 1 did not have
+    // What version 1 did not have, and its ledgers table of one period's spend.
+    db.exec(`DROP TABLE usage_batches; DROP TABLE meta; DROP TABLE ledgers;
+      CREATE TABLE ledgers (account TEXT PRIMARY KEY, period_id TEXT NOT NULL, spent INTEGER NOT NULL, topup INTEGER NOT NULL) STRICT;`);
     db.pragma('user_version = 1');
     db.close();
     const second = new SqliteStore(file);
@@ -1064,6 +1069,62 @@ describe('SQLite store', () => {
     await second.usage.addUsage([usage], again);
     await second.usage.addUsage([usage], again);
     expect((await second.usage.listUsage({ from: today(), to: today() }))[0]?.requests).toBe(6);
+  });
+
+  it('brings a version 3 file to the current version: each ledger keeps its spend, as its day or month counter, under its row name', async () => {
+    // A file as a gateway of schema 3 wrote it: its SQL (src/store/sqlite.ts at version 3, the
+    // ledgers keeping one period's spend), a ledger_secret, rows named by HMAC-SHA256 under it.
+    const file = join(dir, 'v3', 'store.db');
+    mkdirSync(join(dir, 'v3'));
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.exec(`
+      CREATE TABLE keys (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, owner TEXT, plan TEXT NOT NULL, chains TEXT,
+        status TEXT NOT NULL CHECK (status IN ('active', 'disabled')), expires_at INTEGER, created_at INTEGER NOT NULL,
+        prefix TEXT NOT NULL, digest TEXT NOT NULL, previous_digest TEXT, previous_until INTEGER) STRICT;
+      CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, action TEXT NOT NULL, key_id TEXT NOT NULL,
+        before TEXT, after TEXT) STRICT;
+      CREATE INDEX audit_at ON audit (at);
+      CREATE INDEX audit_key_at ON audit (key_id, at);
+      CREATE TABLE usage (day TEXT NOT NULL, key_id TEXT NOT NULL, chain TEXT NOT NULL, route TEXT NOT NULL, requests INTEGER NOT NULL,
+        credits INTEGER NOT NULL, cache_hits INTEGER NOT NULL, refused INTEGER NOT NULL, errors INTEGER NOT NULL,
+        PRIMARY KEY (day, key_id, chain, route)) STRICT, WITHOUT ROWID;
+      CREATE TABLE ledgers (account TEXT PRIMARY KEY, period_id TEXT NOT NULL, spent INTEGER NOT NULL, topup INTEGER NOT NULL) STRICT;
+      CREATE TABLE usage_batches (id TEXT PRIMARY KEY, at INTEGER NOT NULL) STRICT, WITHOUT ROWID;
+      CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+    `);
+    const secret = randomBytes(32);
+    db.prepare("INSERT INTO meta (name, value) VALUES ('ledger_secret', ?)").run(secret.toString('hex'));
+    const seal = (account: string) => createHmac('sha256', secret).update(account, 'utf8').digest('hex');
+    const now = Date.now();
+    const day = periodWindow('daily', now).id;
+    const month = periodWindow('monthly', now).id;
+    const insert = db.prepare<[string, string, number, number]>(
+      'INSERT INTO ledgers (account, period_id, spent, topup) VALUES (?, ?, ?, ?)',
+    );
+    insert.run(seal('on-monthly'), month, 400, 0);
+    insert.run(seal('on-daily'), day, 250, 10);
+    insert.run(seal('bought-only'), '', 0, 70);
+    db.pragma('user_version = 3');
+    db.close();
+
+    const store = new SqliteStore(file);
+    cleanups.push(() => store.close());
+    expect(store.sealAccount('on-monthly')).toBe(seal('on-monthly'));
+    const rows = [
+      { account: seal('on-monthly'), day: '', daySpent: 0, month, monthSpent: 400, topup: 0 },
+      // What was spent that day was spent in its month.
+      { account: seal('on-daily'), day, daySpent: 250, month, monthSpent: 250, topup: 10 },
+      { account: seal('bought-only'), day: '', daySpent: 0, month: '', monthSpent: 0, topup: 70 },
+    ];
+    expect(await store.ledgers.loadLedgers()).toEqual([...rows].sort((a, b) => (a.account < b.account ? -1 : 1)));
+    const quota = new MemoryQuotaStore(store);
+    await quota.start();
+    expect(await quota.balance('on-monthly', 'monthly', now)).toEqual({ spent: 400, topup: 0, periodId: month });
+    expect(await quota.balance('on-daily', 'daily', now)).toEqual({ spent: 250, topup: 10, periodId: day });
+    expect(await quota.balance('on-daily', 'monthly', now)).toEqual({ spent: 250, topup: 10, periodId: month });
+    expect(await quota.balance('bought-only', 'monthly', now)).toEqual({ spent: 0, topup: 70, periodId: month });
+    await quota.close();
   });
 
   it('calls the watcher after its own writes, never from inside them', async () => {

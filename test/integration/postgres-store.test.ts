@@ -92,6 +92,8 @@ async function listening(writer: PostgresStore, heard: string[]): Promise<string
   return probe.id;
 }
 
+/** One row per version applied, from 1. */
+const allVersions = Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => ({ version: i + 1 }));
 const versions = (schema: string) =>
   withClient(
     async (c) => (await c.query<{ version: number }>(`SELECT version FROM ${quoted(schema)}.schema_version ORDER BY version`)).rows,
@@ -103,7 +105,7 @@ describe('PostgreSQL store: schema', () => {
     const stores = Array.from({ length: 4 }, () => open(schema));
     // Their first calls at once: each runs the migration, under the schema's advisory lock.
     expect(await Promise.all(stores.map((s) => s.listKeys()))).toEqual([[], [], [], []]);
-    expect(await versions(schema)).toEqual([{ version: POSTGRES_SCHEMA_VERSION }]);
+    expect(await versions(schema)).toEqual(allVersions);
     const tables = await withClient(
       async (c) =>
         (
@@ -121,7 +123,7 @@ describe('PostgreSQL store: schema', () => {
     // A gateway started later finds the schema at its version, and changes nothing.
     const later = open(schema);
     expect(await later.listKeys()).toEqual([a]);
-    expect(await versions(schema)).toEqual([{ version: POSTGRES_SCHEMA_VERSION }]);
+    expect(await versions(schema)).toEqual(allVersions);
   });
 
   it('refuses a schema of a newer version than it knows, with a clear error, on every call', async () => {
@@ -344,26 +346,26 @@ describe('PostgreSQL store: usage and ledgers', () => {
     expect(open(schema).ledgers).toBeUndefined();
     expect(await two.loadLedgers()).toEqual([]);
     const first: LedgerRow[] = [
-      { account: 'b', periodId: '2026-11', spent: 9_000_000_000, topup: 0 },
-      { account: 'a', periodId: '2026-11-23', spent: 120, topup: 5_000 },
+      { account: 'b', day: 'd20261130', daySpent: 1, month: 'm202611', monthSpent: 9_000_000_000, topup: 0 },
+      { account: 'a', day: 'd20261123', daySpent: 120, month: 'm202611', monthSpent: 120, topup: 5_000 },
     ];
     await one.saveLedgers(first);
     expect(await two.loadLedgers()).toEqual([first[1], first[0]]);
     await two.saveLedgers([
-      { account: 'a', periodId: '2026-12', spent: 0, topup: 4_880 },
-      { account: 'c', periodId: '2026-12', spent: 1, topup: 0 },
-      { account: 'c', periodId: '2026-12', spent: 2, topup: 0 }, // the last one given stands
+      { account: 'a', day: 'd20261201', daySpent: 0, month: 'm202612', monthSpent: 0, topup: 4_880 },
+      { account: 'c', day: 'd20261201', daySpent: 1, month: 'm202612', monthSpent: 1, topup: 0 },
+      { account: 'c', day: 'd20261201', daySpent: 2, month: 'm202612', monthSpent: 2, topup: 0 }, // the last one given stands
     ]);
     const saved = [
-      { account: 'a', periodId: '2026-12', spent: 0, topup: 4_880 },
-      { account: 'b', periodId: '2026-11', spent: 9_000_000_000, topup: 0 },
-      { account: 'c', periodId: '2026-12', spent: 2, topup: 0 },
+      { account: 'a', day: 'd20261201', daySpent: 0, month: 'm202612', monthSpent: 0, topup: 4_880 },
+      { account: 'b', day: 'd20261130', daySpent: 1, month: 'm202611', monthSpent: 9_000_000_000, topup: 0 },
+      { account: 'c', day: 'd20261201', daySpent: 2, month: 'm202612', monthSpent: 2, topup: 0 },
     ];
     expect(await one.loadLedgers()).toEqual(saved);
     await expect(
       one.saveLedgers([
-        { account: 'a', periodId: '2026-12', spent: 5, topup: 0 },
-        { account: 'd', periodId: '2026-12', spent: 1.5, topup: 0 },
+        { account: 'a', day: 'd20261201', daySpent: 5, month: 'm202612', monthSpent: 5, topup: 0 },
+        { account: 'd', day: 'd20261201', daySpent: 1.5, month: 'm202612', monthSpent: 1.5, topup: 0 },
       ]),
     ).rejects.toThrow();
     expect(await two.loadLedgers()).toEqual(saved);

@@ -77,7 +77,7 @@ describe('the SQLite store', () => {
     store.listen((e) => events.push(e));
     const a = key('before');
     await store.keys.createKey(a, created(a));
-    await store.ledgers.saveLedgers([{ account: 'acct', periodId: 'p1', spent: 10, topup: 5 }]);
+    await store.ledgers.saveLedgers([{ account: 'acct', day: 'd20261130', daySpent: 10, month: 'm202611', monthSpent: 10, topup: 5 }]);
     for (const f of files) unlinkSync(file + f);
     expect(existsSync(file)).toBe(false);
 
@@ -87,14 +87,16 @@ describe('the SQLite store', () => {
     expect(events).toEqual([{ type: 'restored', path: file }]);
     expect(existsSync(file)).toBe(true);
     expect(mode(file)).toBe('600');
-    await store.ledgers.saveLedgers([{ account: 'acct', periodId: 'p1', spent: 30, topup: 5 }]);
+    await store.ledgers.saveLedgers([{ account: 'acct', day: 'd20261130', daySpent: 30, month: 'm202611', monthSpent: 30, topup: 5 }]);
     await store.ping();
     await store.close();
 
     const again = new SqliteStore(file);
     expect((await again.keys.listKeys()).map((k) => k.name).sort()).toEqual(['after', 'before']);
     expect((await again.audit.listAudit({ from: 0, to: Number.MAX_SAFE_INTEGER })).map((e) => e.keyId).sort()).toEqual([a.id, b.id].sort());
-    expect(await again.ledgers.loadLedgers()).toEqual([{ account: 'acct', periodId: 'p1', spent: 30, topup: 5 }]);
+    expect(await again.ledgers.loadLedgers()).toEqual([
+      { account: 'acct', day: 'd20261130', daySpent: 30, month: 'm202611', monthSpent: 30, topup: 5 },
+    ]);
     await again.close();
   });
 
@@ -102,7 +104,7 @@ describe('the SQLite store', () => {
     const file = fresh();
     const store = new SqliteStore(file);
     const restored = new Promise<SqliteStoreEvent>((r) => store.listen(r));
-    await store.ledgers.saveLedgers([{ account: 'acct', periodId: 'p1', spent: 1, topup: 0 }]);
+    await store.ledgers.saveLedgers([{ account: 'acct', day: 'd20261130', daySpent: 1, month: 'm202611', monthSpent: 1, topup: 0 }]);
     unlinkSync(file);
     await store.ping();
     expect(await restored).toEqual({ type: 'restored', path: file });
@@ -120,20 +122,24 @@ describe('the SQLite store', () => {
     store.listen((e) => faults.push(e.type === 'fault' ? e.op : e.type));
     await expect(store.ping()).rejects.toThrow();
     await expect(store.keys.listKeys()).rejects.toThrow();
-    await expect(store.ledgers.saveLedgers([{ account: 'acct', periodId: 'p1', spent: 1, topup: 0 }])).rejects.toThrow();
+    await expect(
+      store.ledgers.saveLedgers([{ account: 'acct', day: 'd20261130', daySpent: 1, month: 'm202611', monthSpent: 1, topup: 0 }]),
+    ).rejects.toThrow();
     expect(faults).toEqual(['listKeys', 'saveLedgers']);
     expect(store.failures).toBe(2);
 
     rmSync(parent);
     await store.ping();
-    await store.ledgers.saveLedgers([{ account: 'acct', periodId: 'p1', spent: 1, topup: 0 }]);
+    await store.ledgers.saveLedgers([{ account: 'acct', day: 'd20261130', daySpent: 1, month: 'm202611', monthSpent: 1, topup: 0 }]);
     expect(await store.ledgers.loadLedgers()).toHaveLength(1);
     await store.close();
   });
 
   it("a caller's wrong data is not a fault: not counted, and the store stays up", async () => {
     const store = new SqliteStore(fresh());
-    await expect(store.ledgers.saveLedgers([{ account: 'a', periodId: 'p', spent: 1.5, topup: 0 }])).rejects.toThrow();
+    await expect(
+      store.ledgers.saveLedgers([{ account: 'a', day: 'd20261130', daySpent: 1.5, month: 'm202611', monthSpent: 1.5, topup: 0 }]),
+    ).rejects.toThrow();
     expect(store.failures).toBe(0);
     await store.ping();
     await store.close();
@@ -143,6 +149,7 @@ describe('the SQLite store', () => {
 describe('ledger rows', () => {
   const digest = hashKey('weak-yaml-key');
   const periodId = periodWindow('monthly', Date.now()).id;
+  const day = periodWindow('daily', Date.now()).id;
 
   it("are named by a keyed hash: the file holds no key's sha256, and the in-process quota store finds its ledger", async () => {
     const file = fresh();
@@ -153,7 +160,7 @@ describe('ledger rows', () => {
     expect(await quota.topUp(digest, 7)).toBe(7);
     await quota.close();
     const rows = await store.ledgers.loadLedgers();
-    expect(rows).toEqual([{ account: store.sealAccount(digest), periodId, spent: 20, topup: 7 }]);
+    expect(rows).toEqual([{ account: store.sealAccount(digest), day, daySpent: 20, month: periodId, monthSpent: 20, topup: 7 }]);
     expect(store.sealAccount(digest)).not.toBe(digest);
     await store.close();
     for (const f of [file, `${file}-wal`]) if (existsSync(f)) expect(readFileSync(f).includes(digest)).toBe(false);
@@ -169,15 +176,17 @@ describe('ledger rows', () => {
 
   it("of a version 2 file, named by the key's sha256, are renamed when it is opened, the old names overwritten", async () => {
     const file = fresh();
-    // A version 2 file: the rows under their plain accounts, no meta table.
+    // A version 2 file: the rows (one period's spend) under their plain accounts, no meta table.
     const writer = new SqliteStore(file);
-    await writer.ledgers.saveLedgers([
-      { account: digest, periodId, spent: 120, topup: 50 },
-      { account: 'key_runtime0000000000', periodId, spent: 3, topup: 0 },
-    ]);
     await writer.close();
     const db = new Database(file);
-    db.exec('DROP TABLE meta');
+    db.exec(`DROP TABLE meta; DROP TABLE ledgers;
+      CREATE TABLE ledgers (account TEXT PRIMARY KEY, period_id TEXT NOT NULL, spent INTEGER NOT NULL, topup INTEGER NOT NULL) STRICT;`);
+    const insert = db.prepare<[string, string, number, number]>(
+      'INSERT INTO ledgers (account, period_id, spent, topup) VALUES (?, ?, ?, ?)',
+    );
+    insert.run(digest, periodId, 120, 50);
+    insert.run('key_runtime0000000000', periodId, 3, 0);
     db.pragma('user_version = 2');
     db.close();
     expect(readFileSync(file).includes(digest)).toBe(true);

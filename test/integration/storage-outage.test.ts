@@ -36,11 +36,13 @@ describe('the in-process quota store when its ledger store is away at start', ()
     const sqlite = new SqliteStore(':memory:');
     const now = Date.now();
     const periodId = periodWindow('monthly', now).id;
-    // What an earlier run of the gateway stored: 100 spent this period, 50 bought credits left.
-    await sqlite.saveLedgers([
-      { account: 'acct', periodId, spent: 100, topup: 50 },
-      { account: 'other', periodId, spent: 7, topup: 0 },
-    ]);
+    const day = periodWindow('daily', now).id;
+    // What an earlier run of the gateway stored: 100 spent this month (30 of them today), 50 bought credits left.
+    const stored = [
+      { account: 'acct', day, daySpent: 30, month: periodId, monthSpent: 100, topup: 50 },
+      { account: 'other', day, daySpent: 7, month: periodId, monthSpent: 7, topup: 0 },
+    ];
+    await sqlite.saveLedgers(stored);
     const { store, away } = faulty(sqlite);
     const quota = new MemoryQuotaStore(store);
     await quota.start(); // resolves though nothing could be read
@@ -51,20 +53,18 @@ describe('the in-process quota store when its ledger store is away at start', ()
     expect(d).toMatchObject({ outcome: 'ok', billed: 10 });
     await expect(quota.topUp('acct', 5)).rejects.toThrow(/ledger store is away/);
     await quota.flush(); // writes nothing: the stored rows are not known yet
-    expect(await sqlite.loadLedgers()).toEqual([
-      { account: 'acct', periodId, spent: 100, topup: 50 },
-      { account: 'other', periodId, spent: 7, topup: 0 },
-    ]);
+    expect(await sqlite.loadLedgers()).toEqual(stored);
 
     away.on = false;
     await until(() => quota.loaded, 'the stored ledgers to be read on a later tick');
     expect(await quota.balance('acct', 'monthly', now)).toEqual({ spent: 110, topup: 50, periodId });
+    expect(await quota.balance('acct', 'daily', now)).toEqual({ spent: 40, topup: 50, periodId: day });
     expect(await quota.balance('other', 'monthly', now)).toEqual({ spent: 7, topup: 0, periodId });
     expect(await quota.topUp('acct', 5)).toBe(55);
     await quota.close();
     expect(await sqlite.loadLedgers()).toEqual([
-      { account: 'acct', periodId, spent: 110, topup: 55 },
-      { account: 'other', periodId, spent: 7, topup: 0 },
+      { account: 'acct', day, daySpent: 40, month: periodId, monthSpent: 110, topup: 55 },
+      stored[1],
     ]);
     await sqlite.close();
   });
@@ -124,7 +124,7 @@ describe('a gateway whose PostgreSQL is away at start and comes back', () => {
         // The ledger of what was spent while the store was away reaches it on a later tick.
         const account = hashKey(DEMO_KEY);
         await until(
-          async () => (await reader.loadLedgers()).some((l) => l.account === account && l.spent === 15),
+          async () => (await reader.loadLedgers()).some((l) => l.account === account && l.monthSpent === 15),
           'the ledger to be written',
         );
       } finally {
