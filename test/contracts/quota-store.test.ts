@@ -290,6 +290,91 @@ describe.each(implementations)('quota store contract: %s', (_name, make) => {
   });
 });
 
+// A plan change between a daily and a monthly plan keeps the spend of the new plan's period
+// (README, "What is kept is what a key spent"): every debit of an allowance counts in a day
+// counter and a month counter, whatever the plan's period. The in-process store keeps both
+// (quota/memory.ts); a store joins this list once it does too.
+const keepingDayAndMonth: [string, () => QuotaStore][] = [['memory', () => new MemoryQuotaStore()]];
+
+describe.each(keepingDayAndMonth)('a plan change between a daily and a monthly plan: %s', (_name, make) => {
+  // Noon UTC of a date of the month the suite runs in: the 2nd and the 3rd are two days of one
+  // month, whatever day today is.
+  const thisMonth = new Date();
+  const noonOfDate = (date: number) => Date.UTC(thisMonth.getUTCFullYear(), thisMonth.getUTCMonth(), date, 12);
+  const day2 = noonOfDate(2);
+  const day3 = noonOfDate(3);
+  const plan =
+    (d: string) =>
+    (period: 'daily' | 'monthly', nowMs: number, cost: number, credits = 1000) =>
+      ({ account: d, rps: 1000, credits, period, cost, nowMs }) satisfies QuotaQuery;
+
+  it('monthly to daily counts what was spent today; back to monthly, what was spent this month', async () => {
+    const store = make();
+    const d = digest();
+    const q = plan(d);
+    expect(await store.decide(q('monthly', day2, 300))).toMatchObject({ outcome: 'ok', credits: 700 });
+    expect(await store.decide(q('monthly', day3, 100))).toMatchObject({ outcome: 'ok', credits: 600 });
+    // Moved to the daily plan on the 3rd: 100 of its 1,000 spent today.
+    expect(await store.balance(d, 'daily', day3)).toMatchObject({ spent: 100 });
+    expect(await store.decide(q('daily', day3, 0))).toMatchObject({ outcome: 'ok', credits: 900 });
+    expect(await store.decide(q('daily', day3, 50))).toMatchObject({ outcome: 'ok', credits: 850 });
+    // Back to the monthly plan: 300 + 100 + 50 this month, the daily plan's spend included.
+    expect(await store.balance(d, 'monthly', day3)).toMatchObject({ spent: 450 });
+    expect(await store.decide(q('monthly', day3, 0))).toMatchObject({ outcome: 'ok', credits: 550 });
+  });
+
+  it('daily to monthly counts what was spent this month, over its days', async () => {
+    const store = make();
+    const d = digest();
+    const q = plan(d);
+    expect(await store.decide(q('daily', day2, 300))).toMatchObject({ outcome: 'ok', credits: 700 });
+    // A new day: the daily allowance is whole again.
+    expect(await store.decide(q('daily', day3, 100))).toMatchObject({ outcome: 'ok', credits: 900 });
+    expect(await store.balance(d, 'monthly', day3)).toMatchObject({ spent: 400 });
+    expect(await store.decide(q('monthly', day3, 0))).toMatchObject({ outcome: 'ok', credits: 600 });
+    // A monthly plan smaller than what the month has used leaves nothing.
+    expect(await store.decide(q('monthly', day3, 10, 350))).toMatchObject({ outcome: 'out_of_credits', credits: 0, billed: 0 });
+    // And back to the daily plan: today's 100.
+    expect(await store.balance(d, 'daily', day3)).toMatchObject({ spent: 100 });
+  });
+
+  it('a new day starts only the day counter again, a new month both', async () => {
+    const store = make();
+    const d = digest();
+    const q = plan(d);
+    await store.decide(q('monthly', day2, 300));
+    expect(await store.balance(d, 'daily', day3)).toMatchObject({ spent: 0 });
+    expect(await store.decide(q('daily', day3, 50))).toMatchObject({ outcome: 'ok', credits: 950 });
+    expect(await store.balance(d, 'monthly', day3)).toMatchObject({ spent: 350 });
+    const { endMs: nextMonth } = periodWindow('monthly', day3);
+    expect(await store.decide(q('daily', nextMonth, 0))).toMatchObject({ credits: 1000 });
+    expect(await store.balance(d, 'monthly', nextMonth)).toMatchObject({ spent: 0 });
+  });
+
+  it("a refund gives back to each counter still on the debit's day or month", async () => {
+    const store = make();
+    const refund = async (taken: QuotaDecision, account: string) =>
+      store.refund({ account, periodId: taken.periodId, amount: taken.billed, fromTopup: taken.fromTopup });
+
+    // Refunded the same day, on either plan: both counters as they were.
+    for (const period of ['daily', 'monthly'] as const) {
+      const d = digest();
+      const taken = await store.decide(plan(d)(period, day2, 100));
+      expect(taken).toMatchObject({ outcome: 'ok', billed: 100 });
+      await refund(taken, d);
+      expect([(await store.balance(d, 'daily', day2)).spent, (await store.balance(d, 'monthly', day2)).spent]).toEqual([0, 0]);
+    }
+
+    // A daily debit refunded the next day: its month gets it back, the new day never had it.
+    const d = digest();
+    const late = await store.decide(plan(d)('daily', day2, 100));
+    await store.decide(plan(d)('daily', day3, 30));
+    await refund(late, d);
+    expect(await store.balance(d, 'daily', day3)).toMatchObject({ spent: 30 });
+    expect(await store.balance(d, 'monthly', day3)).toMatchObject({ spent: 30 });
+  });
+});
+
 describe('redis quota store', () => {
   it.each(ERAS)('keeps the keys of one decision under one hash tag, with expiries relative to the decision (%s)', async (_era, noon) => {
     const store = new RedisQuotaStore(redis, prefix);
