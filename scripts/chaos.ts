@@ -9,6 +9,9 @@
 // upstream-flap, reload-under-load, sigterm-under-load. Each prints a short table (answers by
 // status, credits billed against billed answers times the route's cost, the gateway's RSS from
 // /proc/PID/status, latency) and a PASS/FAIL line per invariant; the exit code is 1 if any failed.
+// The crash scenarios, kill9-redis, kill9-worker and kill9-sqlite (kill -9 under load, then a
+// restart on the same storage: see kill9 below), print requests served, credits billed, usage
+// credits and their difference, which should be 0, also in one table after the last scenario.
 //
 // The load is a closed loop of N keep-alive connections (undici's Pool, the gateway's own HTTP
 // client library) rather than wrk or autocannon: the credit ledger below needs, per answer, its
@@ -19,7 +22,7 @@
 // scenario). Every process started here is tracked by pid and ended by pid, also on Ctrl-C; the
 // machine's own Redis (6379) is never touched: each Redis here is a redis-server of its own.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { cpus, hostname, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -28,9 +31,20 @@ import { parseArgs } from 'node:util';
 import { Pool, WebSocket } from 'undici';
 import { stringify } from 'yaml';
 import { startFixtureExplorer } from '../fixture/explorer.js';
+import { LEASE_GRACE_MS, LEASE_SWEEP_MS } from '../src/quota/lease.js';
+import { RATE_WINDOW_MS } from '../src/quota/window.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const SCENARIOS = ['redis-restart', 'redis-freeze', 'upstream-flap', 'reload-under-load', 'sigterm-under-load'] as const;
+const SCENARIOS = [
+  'redis-restart',
+  'redis-freeze',
+  'upstream-flap',
+  'reload-under-load',
+  'sigterm-under-load',
+  'kill9-redis',
+  'kill9-worker',
+  'kill9-sqlite',
+] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
 const USAGE = `usage: npm run chaos -- [--only ${SCENARIOS.join(',')}] [--duration S] [--connections N] [--out FILE]
@@ -319,14 +333,24 @@ class Gateway {
     return this.out;
   }
 
-  static async start(scope: Scope, name: string, configFor: ConfigFor): Promise<Gateway> {
-    const ports: Ports = { port: await freePort(), adminPort: await freePort(), metricsPort: await freePort(), dir: scope.dir };
+  /**
+   * `ports`: those of an earlier process (a restart on the same ports and directory, hence the
+   * same embedded store). `inspect: false`: no inspector (the crash scenarios read no memory, and
+   * cluster workers would each open one).
+   */
+  static async start(scope: Scope, name: string, configFor: ConfigFor, opt: { ports?: Ports; inspect?: boolean } = {}): Promise<Gateway> {
+    const ports: Ports = opt.ports ?? {
+      port: await freePort(),
+      adminPort: await freePort(),
+      metricsPort: await freePort(),
+      dir: scope.dir,
+    };
     const file = join(scope.dir, `${name}.yaml`);
     writeFileSync(file, stringify(configFor(ports)));
     // The inspector, on loopback and a port of its own choosing, only to ask for a full garbage
     // collection before memory is read (Gateway.collectGarbage).
     const { child, pid } = spawnTracked(`gateway ${name}`, process.execPath, [
-      '--inspect=127.0.0.1:0',
+      ...(opt.inspect === false ? [] : ['--inspect=127.0.0.1:0']),
       '--import',
       'tsx',
       join(ROOT, 'src/cli.ts'),
@@ -380,9 +404,9 @@ class Gateway {
     return r.status === 200 && r.body.credits !== null ? r.body.credits : undefined;
   }
 
-  /** Today's usage rows of a key, summed (GET /admin/v1/usage?key=ID writes pending counts first). */
-  async usage(id: string): Promise<UsageSum> {
-    const r = await this.admin<{ items?: UsageSum[] }>('GET', `/usage?key=${id}`);
+  /** A key's usage rows from `from` (a UTC day; default today) to today, summed (GET /admin/v1/usage?key=ID writes pending counts first). */
+  async usage(id: string, from?: string): Promise<UsageSum> {
+    const r = await this.admin<{ items?: UsageSum[] }>('GET', `/usage?key=${id}${from === undefined ? '' : `&from=${from}`}`);
     const sum: UsageSum = { requests: 0, credits: 0, cacheHits: 0, refused: 0, errors: 0 };
     for (const row of r.body.items ?? []) for (const k of Object.keys(sum) as (keyof UsageSum)[]) sum[k] += row[k];
     return sum;
@@ -813,7 +837,8 @@ async function redisRestart(scope: Scope, opt: Options, aof: boolean): Promise<R
   scope.defer('redis-server', () => redis.stop());
   const explorer = await startFixtureExplorer();
   scope.defer('fixture explorer', () => explorer.close());
-  const redisConfig = { url: redis.url, onError: 'open', commandTimeoutMs: 250 };
+  // redis.volatile: the gateway refuses a Redis that keeps nothing on disk unless told it is meant.
+  const redisConfig = { url: redis.url, onError: 'open', commandTimeoutMs: 250, volatile: !aof };
   const gw = await Gateway.start(scope, 'gateway', (o) => baseConfig(o, { upstreams: [explorer.url], redis: redisConfig }));
 
   // A run-time key with bought credits only (its plan has no allowance): both live in Redis.
@@ -1014,7 +1039,7 @@ async function redisFreeze(scope: Scope, opt: Options): Promise<Report> {
   const explorer = await startFixtureExplorer();
   scope.defer('fixture explorer', () => explorer.close());
   const gw = await Gateway.start(scope, 'gateway', (o) =>
-    baseConfig(o, { upstreams: [explorer.url], redis: { url: redis.url, onError: 'open', commandTimeoutMs } }),
+    baseConfig(o, { upstreams: [explorer.url], redis: { url: redis.url, onError: 'open', commandTimeoutMs, volatile: true } }),
   );
   const yamlId = await gw.keyId('chaos-yaml');
   const targets: Target[] = [
@@ -1413,6 +1438,245 @@ async function sigtermUnderLoad(scope: Scope, opt: Options): Promise<Report> {
   return { title: 'sigterm-under-load', rows, checks, notes: [] };
 }
 
+// ---- crashes: kill -9 under load, and whether usage rows and billing still agree
+
+/** Where a crash scenario keeps its quota and records, and what it kills. */
+type CrashMode = 'redis' | 'worker' | 'sqlite';
+
+/** One line of the summary table the crash scenarios share (printed after every scenario ran). */
+interface CrashFigures {
+  title: string;
+  served: number;
+  billed: number;
+  usage: number;
+  pass: boolean;
+}
+const crashFigures: CrashFigures[] = [];
+
+/** The pids of a process's children (proc(5): /proc/PID/task/TID/children, one list per thread). */
+function childPids(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(/\s+/).filter(Boolean).map(Number),
+    );
+  } catch {
+    return [];
+  }
+}
+
+/** The children of a cluster primary that run the gateway (its workers: cluster.fork runs the same entry). */
+function workerPids(primary: number): number[] {
+  return childPids(primary).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('src/cli.ts');
+    } catch {
+      return false;
+    }
+  });
+}
+
+async function waitFor(what: string, ok: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`${what}: not within ${secs(ms)} s`);
+    await sleep(50);
+  }
+}
+
+const utcToday = () => new Date().toISOString().slice(0, 10);
+
+/**
+ * kill -9 of the gateway (or of one cluster worker) under load, then a restart on the same
+ * storage, then the key's usage rows against what its balance was charged. README "Operating a
+ * paid API": usage rows are written once a second ("a crash at most the last second"); the Redis
+ * quota store bills a lease when it is settled, and a crashed process's reservation lapses
+ * LEASE_GRACE_MS after its window, unbilled (src/quota/redis.ts, src/quota/lease.ts); the
+ * in-process store writes its ledgers a second after they change (src/quota/memory.ts,
+ * LEDGER_FLUSH_MS). So a crash may lose the last second of billing and of usage; the invariant
+ * measured here is that it loses the same from both: usage rows' credits equal the credits billed.
+ *
+ * - redis: one gateway process, quota and records in its own Redis, leases on (the default);
+ *   killed, then started again on the same ports and Redis.
+ * - worker: server.workers 2 on that Redis (src/process/primary.ts); one worker killed, the
+ *   primary starts another.
+ * - sqlite: no Redis: the in-process quota with its ledgers and the records in the embedded
+ *   SQLite store (storage.path); killed, then started again on the same file.
+ *
+ * The key is a run-time key (POST /admin/v1/keys) created for the run, with the `big` plan
+ * (500,000,000 credits a month, rps far above the load): billed = its remaining credits at the
+ * start − at the end (GET /admin/v1/keys/ID), usage = the credits of its usage rows
+ * (GET /admin/v1/usage?key=ID), served = the answers 200 the load saw × the routes' cost.
+ */
+async function kill9(scope: Scope, opt: Options, mode: CrashMode): Promise<Report> {
+  const explorer = await startFixtureExplorer();
+  scope.defer('fixture explorer', () => explorer.close());
+  let redisUrl: string | undefined;
+  if (mode !== 'sqlite') {
+    // No persistence: the gateway crashes here, not Redis, which keeps everything in memory.
+    const redis = new RedisServer(await freePort(), join(scope.dir, 'redis'), false);
+    await redis.start();
+    scope.defer('redis-server', () => redis.stop());
+    redisUrl = redis.url;
+  }
+  const workers = mode === 'worker' ? 2 : 1;
+  const configFor: ConfigFor = (o) => {
+    const c = baseConfig(o, {
+      upstreams: [explorer.url],
+      ...(redisUrl === undefined ? {} : { redis: { url: redisUrl, onError: 'open', commandTimeoutMs: 250, leases: true, volatile: true } }),
+    });
+    return { ...c, server: { ...(c.server as Record<string, unknown>), workers } };
+  };
+  const LISTENING = '"msg":"listening"';
+  let gw = await Gateway.start(scope, 'gateway', configFor, { inspect: false });
+  if (mode === 'worker') {
+    await waitFor('every worker listening', () => gw.count(LISTENING) >= workers && workerPids(gw.pid).length === workers, 30_000);
+  }
+  // Warm the process(es) with the YAML key: the run-time key's numbers start from nothing.
+  await warm(gw, [
+    { label: 'cached', path: CACHED_PATH, key: YAML_KEY },
+    { label: 'uncached', path: UNCACHED_PATH, key: YAML_KEY },
+  ]);
+  const created = await gw.admin<{ id: string; key: string }>('POST', '/keys', { name: 'chaos-kill9', plan: 'big' });
+  if (created.status !== 201) throw new Error(`POST /keys: ${created.status} ${JSON.stringify(created.body)}`);
+  const id = created.body.id;
+  const targets: Target[] = [
+    { label: 'cached', path: CACHED_PATH, key: created.body.key },
+    { label: 'uncached', path: UNCACHED_PATH, key: created.body.key },
+  ];
+  // The other worker hears of the new key by pub/sub (README "One view for every process").
+  await sleep(500);
+  const day0 = utcToday();
+  const initial = await gw.credits(id);
+  if (initial === undefined) throw new Error(`GET /keys/${id}: no credits`);
+  const usage0 = await gw.usage(id, day0);
+
+  const t0 = performance.now();
+  const load = new Load(gw.url, targets, opt.connections).start();
+  await until(opt.durationMs * 0.5, t0);
+  let killed: number;
+  let killAt: number;
+  let replacement = '';
+  if (mode === 'worker') {
+    const before = workerPids(gw.pid);
+    const listened = gw.count(LISTENING);
+    killed = before[0] ?? Number.NaN;
+    if (!Number.isInteger(killed)) throw new Error('no worker found to kill');
+    killAt = performance.now();
+    // A process this run started (a child of the tracked primary), ended by its pid.
+    process.kill(killed, 'SIGKILL');
+    await waitFor('the primary starting another worker', () => gw.count(LISTENING) > listened, 30_000);
+    replacement = `pid ${
+      workerPids(gw.pid)
+        .filter((p) => !before.includes(p))
+        .join(', ') || '?'
+    }`;
+  } else {
+    killed = gw.pid;
+    killAt = performance.now();
+    signal(gw.pid, 'SIGKILL');
+    await gw.exit;
+    gw = await Gateway.start(scope, 'restarted', configFor, { ports: gw.ports, inspect: false });
+    replacement = `pid ${gw.pid}`;
+  }
+  const readyAt = performance.now();
+  // The load goes on for the duration, and at least a quarter of it after the restart.
+  await until(Math.max(opt.durationMs, readyAt - t0 + opt.durationMs * 0.25), t0);
+  await load.stop();
+  const loadEnd = performance.now();
+
+  // Settle: with Redis, until the dead process's reservation has lapsed (its window, the grace and
+  // a sweep after the kill); then until the two numbers stay the same for 2 s (bounded at 30 s).
+  await until(mode === 'sqlite' ? 0 : killAt - t0 + RATE_WINDOW_MS + LEASE_GRACE_MS + LEASE_SWEEP_MS, t0);
+  const read = async () => {
+    const c = await gw.credits(id);
+    const u = await gw.usage(id, day0);
+    return { remaining: c?.remaining ?? Number.NaN, usage: u };
+  };
+  let last = await read();
+  let same = 0;
+  const settleEnd = performance.now() + 30_000;
+  while (same < 4 && performance.now() < settleEnd) {
+    await sleep(500);
+    const next = await read();
+    same = next.remaining === last.remaining && next.usage.credits === last.usage.credits ? same + 1 : 0;
+    last = next;
+  }
+  const settledAt = performance.now();
+  const died = gw.count('worker died; starting another');
+  const exit = await gw.stop();
+
+  const shots = load.shots;
+  const ok = shots.filter((s) => s.status === 200);
+  const served = ok.length * COST;
+  const billed = initial.remaining - last.remaining;
+  const usage = minus(last.usage, usage0);
+  const diff = usage.credits - billed;
+  // Sent before the kill and not answered before it: the process may have billed or counted them.
+  const inFlight = shots.filter((s) => s.start < killAt && s.end >= killAt);
+  // Answered 200 in the last 1.5 s before the kill: a second of flush interval, and half a second
+  // for the write itself and the lease renewal on its way.
+  const lastSecond = ok.filter((s) => s.end <= killAt && s.end > killAt - 1_500).length * COST;
+  const afterReady = shots.filter((s) => s.start >= readyAt);
+  const afterServed = afterReady.filter((s) => s.status === 200).length;
+  const stable = same >= 4;
+  const signed = (x: number) => `${x > 0 ? '+' : ''}${fmt(x)}`;
+  const lat = latency(shots);
+  const what = {
+    redis: 'the gateway (Redis quota, leases on)',
+    worker: 'one of 2 workers',
+    sqlite: 'the gateway (SQLite, in-process quota)',
+  }[mode];
+  const rows: [string, string][] = [
+    [
+      'timeline',
+      `load 0–${secs(loadEnd - t0)} s on ${opt.connections} connections; kill -9 of ${what} (pid ${killed}) at ${secs(killAt - t0)} s; ` +
+        `${mode === 'worker' ? 'the primary started another' : 'started again on the same storage and ports'} (${replacement}), serving at ${secs(readyAt - t0)} s; ` +
+        `numbers read until ${secs(settledAt - t0)} s (${stable ? 'unchanged for the last 2 s' : 'still changing after 30 s'})`,
+    ],
+    ['requests by status', `${byStatus(shots)} (total ${fmt(shots.length)})`],
+    ['latency p50 / p99 / max (ms)', `${ms1(lat.p50)} / ${ms1(lat.p99)} / ${ms1(lat.max)}`],
+    ['in flight at the kill', `${fmt(inFlight.length)}: ${byStatus(inFlight) || 'none'}`],
+    ['requests served (answered 200) × ' + COST, `${fmt(ok.length)} × ${COST} = ${fmt(served)}`],
+    [
+      'credits billed (GET /admin/v1/keys/ID: remaining at start − at end)',
+      `${fmt(initial.remaining)} − ${fmt(last.remaining)} = ${fmt(billed)}`,
+    ],
+    ['usage credits (GET /admin/v1/usage?key=ID, sum of credits; requests)', `${fmt(usage.credits)}; ${fmt(usage.requests)} requests`],
+    ['usage credits − credits billed', signed(diff)],
+    ['served − billed / served − usage', `${signed(served - billed)} / ${signed(served - usage.credits)}`],
+    ['served in the 1.5 s before the kill × ' + COST, fmt(lastSecond)],
+    ...(mode === 'worker' ? ([['gateway log: "worker died; starting another"', fmt(died)]] as [string, string][]) : []),
+  ];
+  const within = (lost: number) => lost >= -inFlight.length * COST && lost <= lastSecond;
+  const checks: Check[] = [
+    check(
+      'usage equals billing',
+      diff === 0,
+      `usage credits ${fmt(usage.credits)} − billed ${fmt(billed)} = ${signed(diff)}${stable ? '' : ' (numbers still changing when read)'}`,
+    ),
+    check(
+      'billing lost at most the last second before the kill',
+      within(served - billed),
+      `served − billed = ${signed(served - billed)}; allowed: −${fmt(inFlight.length * COST)} (in flight at the kill) to +${fmt(lastSecond)} (served in the 1.5 s before it)`,
+    ),
+    check(
+      'usage lost at most the last second before the kill',
+      within(served - usage.credits),
+      `served − usage = ${signed(served - usage.credits)}; same bounds`,
+    ),
+    check(
+      mode === 'worker' ? 'the primary replaced the worker, and the gateway kept serving' : 'the restarted gateway served',
+      afterServed > 0 && (mode !== 'worker' || died === 1),
+      `${fmt(afterServed)} answers 200 to requests sent after ${mode === 'worker' ? 'the new worker listened' : 'the restart'}` +
+        (mode === 'worker' ? `; "worker died" logged ${died} time(s)` : ''),
+    ),
+    exitCheck(exit),
+  ];
+  const title = `kill9-${mode}`;
+  crashFigures.push({ title, served, billed, usage: usage.credits, pass: diff === 0 });
+  return { title, rows, checks, notes: [] };
+}
+
 // ---- main
 
 function parseCli(argv: string[]): Options & { only: ScenarioName[]; out: string | undefined } {
@@ -1474,6 +1738,9 @@ async function main(): Promise<void> {
     } else if (name === 'redis-freeze') runs.push({ name, label: name, run: (s) => redisFreeze(s, opts) });
     else if (name === 'upstream-flap') runs.push({ name, label: name, run: (s) => upstreamFlap(s, opts) });
     else if (name === 'reload-under-load') runs.push({ name, label: name, run: (s) => reloadUnderLoad(s, opts) });
+    else if (name === 'kill9-redis') runs.push({ name, label: name, run: (s) => kill9(s, opts, 'redis') });
+    else if (name === 'kill9-worker') runs.push({ name, label: name, run: (s) => kill9(s, opts, 'worker') });
+    else if (name === 'kill9-sqlite') runs.push({ name, label: name, run: (s) => kill9(s, opts, 'sqlite') });
     else runs.push({ name, label: name, run: (s) => sigtermUnderLoad(s, opts) });
   }
 
@@ -1516,6 +1783,21 @@ async function main(): Promise<void> {
     sections.push(text);
     process.stdout.write(`${text}\n`);
     failed += report.checks.filter((c) => !c.pass).length;
+  }
+  if (crashFigures.length > 0) {
+    const table = [
+      '## Crashes: usage against billing',
+      '',
+      `| scenario | requests served × ${COST} | credits billed | usage credits | usage − billed | usage equals billing |`,
+      '|---|---:|---:|---:|---:|---|',
+      ...crashFigures.map(
+        (f) =>
+          `| ${f.title} | ${fmt(f.served)} | ${fmt(f.billed)} | ${fmt(f.usage)} | ${fmt(f.usage - f.billed)} | ${f.pass ? 'PASS' : 'FAIL'} |`,
+      ),
+      '',
+    ].join('\n');
+    sections.push(table);
+    process.stdout.write(`${table}\n`);
   }
   const summary = `**${failed === 0 ? 'All invariants held' : `${failed} invariant(s) failed`}**; total run time ${secs(performance.now() - started)} s.\n`;
   process.stdout.write(summary);
