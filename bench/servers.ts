@@ -138,7 +138,8 @@ function gatewayApp(
     health: { probeIntervalMs: 3_600_000 },
     storage: { path: ':memory:' },
     usage: { enabled: opts.usage ?? true },
-    ...(opts.redisPrefix ? { redis: { url: redisUrl(), keyPrefix: opts.redisPrefix, leases: opts.leases ?? true } } : {}),
+    // The bench's Redis is a throwaway (the machine's keeps nothing on disk): volatile accepts it.
+    ...(opts.redisPrefix ? { redis: { url: redisUrl(), keyPrefix: opts.redisPrefix, leases: opts.leases ?? true, volatile: true } } : {}),
   });
   // Log lines are written (serialised, buffered and all) as on stdout in production, but to
   // /dev/null rather than the handshake pipe.

@@ -145,6 +145,12 @@ export const redisSchema = z
      * and decides locally until it runs out (quota/redis.ts); false: every decision in Redis.
      */
     leases: z.boolean({ error: 'expected true or false' }).default(true),
+    /**
+     * true: a Redis that keeps nothing on disk (appendonly no, save "") is accepted, with a
+     * warning; false: the start is refused on one (app/resources.ts), since a restart of that
+     * Redis loses the bought credits and the run-time keys it holds.
+     */
+    volatile: z.boolean({ error: 'expected true or false' }).default(false),
   })
   .refine((r) => (r.url === undefined) !== (r.cluster === undefined), {
     error: 'expected exactly one of url or cluster',

@@ -172,7 +172,8 @@ describe('signals while the program starts', () => {
       stringify({
         ...baseConfig(100),
         server: { host: '127.0.0.1', port },
-        redis: { url: `redis://127.0.0.1:${proxy.port}`, keyPrefix: testPrefix('signals') },
+        // In front of the suites' Redis, which keeps nothing on disk: a throwaway.
+        redis: { url: `redis://127.0.0.1:${proxy.port}`, keyPrefix: testPrefix('signals'), volatile: true },
       }),
     );
     const root = new URL('../..', import.meta.url).pathname;

@@ -261,7 +261,8 @@ describe('a cluster primary (server.workers: 2)', () => {
     const port = await closedPort();
     const config = configFile({
       server: { host: '127.0.0.1', port, workers: 2 },
-      redis: { url: REDIS_URL, keyPrefix: prefix },
+      // The suites' Redis keeps nothing on disk (test/support/global-redis.ts): a throwaway.
+      redis: { url: REDIS_URL, keyPrefix: prefix, volatile: true },
       plans: { free: { rps: 100_000, credits: 100_000_000 } },
     });
     const run = start(config.file);

@@ -9,8 +9,15 @@ import { buildServer, type ServerDeps } from '../../src/app/server.js';
 export const DEMO_KEY = 'test-key-demo';
 export const ADDRESS = '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045';
 
-/** A config with chain "1" on the given upstreams, plan free, key `demo`, no caching; `extra` overrides sections. */
+/**
+ * A config with chain "1" on the given upstreams, plan free, key `demo`, no caching; `extra`
+ * overrides sections. A `redis` section gets `volatile: true` unless it names `volatile` itself
+ * (`volatile: undefined` for the default): the suites' Redis is a throwaway that keeps nothing on
+ * disk (test/support/global-redis.ts, test/support/redis-cluster.ts), on which a gateway would
+ * otherwise refuse to start (app/resources.ts).
+ */
 export function makeConfig(upstreams: string[], extra: Partial<ConfigInput> = {}): Config {
+  const redis = extra.redis && !('volatile' in extra.redis) ? { redis: { ...extra.redis, volatile: true } } : {};
   return configSchema.parse({
     server: { host: '127.0.0.1', port: 0 },
     chains: { '1': { name: 'Ethereum', upstreams, timeoutMs: 2_000 } },
@@ -24,6 +31,7 @@ export function makeConfig(upstreams: string[], extra: Partial<ConfigInput> = {}
     // Most suites test the pipeline without the cache; the cache suites turn it on.
     cache: { ttlSeconds: { 'token-balances': 0, transactions: 0, legacy: 0 } },
     ...extra,
+    ...redis,
   });
 }
 

@@ -9,6 +9,8 @@ import { closedPort } from './gateway.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
 export interface GatewayProcess {
   url: string;
   port: number;
@@ -33,11 +35,18 @@ export async function startGatewayProcess(
   const port = await closedPort();
   const dir = mkdtempSync(join(tmpdir(), 'egw-'));
   const file = join(dir, 'gateway.yaml');
-  // Its own embedded store in its own directory, unless the test names one.
+  // Its own embedded store in its own directory, unless the test names one; a `redis` section
+  // gets `volatile: true` unless it names `volatile` (`volatile: undefined` writes none): the
+  // suites' Redis keeps nothing on disk, and a gateway refuses to start on one without it.
   const writeConfig = (c: Record<string, unknown>) =>
     writeFileSync(
       file,
-      stringify({ storage: { path: join(dir, 'gateway.db') }, ...c, server: { ...(c.server as object), host: '127.0.0.1', port } }),
+      stringify({
+        storage: { path: join(dir, 'gateway.db') },
+        ...c,
+        ...(isObject(c.redis) && !('volatile' in c.redis) ? { redis: { ...c.redis, volatile: true } } : {}),
+        server: { ...(c.server as object), host: '127.0.0.1', port },
+      }),
     );
   writeConfig(config);
   const command = [...wrap, process.execPath, '--import', 'tsx', join(ROOT, 'src/cli.ts'), '--config', file];
