@@ -12,6 +12,7 @@ import { ConfigError, loadConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { buildServer } from './app/server.js';
 import { runPrimary, WORKER_READY, type WorkerReady } from './process/primary.js';
+import { KEEPS_NOTHING, keepsNothing, lostOnRestart, probePersistence, volatileRefusal } from './redis/persistence.js';
 import { displayUpstream } from './upstream/client.js';
 
 /** What a signal does once the program has taken it over. */
@@ -63,14 +64,59 @@ export function summarise(config: Config, file: string): string {
   return `${lines.join('\n')}\n`;
 }
 
-function checkConfig(file: string | undefined): void {
+/** How long check-config and a cluster primary wait for Redis to answer before they say they could not check it. */
+const PERSISTENCE_PROBE_MS = 2_000;
+
+/**
+ * Whether a start on this configuration's Redis would be refused (app/resources.ts judges the
+ * start itself): the line check-config prints, and the refusal when Redis answered within
+ * PERSISTENCE_PROBE_MS and keeps nothing on disk without `redis.volatile: true`.
+ */
+async function persistenceVerdict(config: Config): Promise<{ line: string; refusal?: string } | undefined> {
+  const redis = config.redis;
+  if (!redis) return undefined;
+  const keysInRedis = config.storage.url === undefined;
+  if (redis.volatile) {
+    return {
+      line: `redis persistence: not checked (redis.volatile: true): a restart of a Redis that keeps nothing on disk loses ${lostOnRestart(keysInRedis)}`,
+    };
+  }
+  const nodes = await probePersistence(redis, PERSISTENCE_PROBE_MS);
+  if (nodes === undefined) {
+    return {
+      line: `redis persistence: could not check: Redis did not answer within ${PERSISTENCE_PROBE_MS / 1000} s; the start is refused if it keeps nothing on disk (appendonly no, save ""), unless redis.volatile: true`,
+    };
+  }
+  const volatile = nodes.filter(keepsNothing);
+  if (volatile.length > 0) {
+    return {
+      line: `redis persistence: ${KEEPS_NOTHING} at ${volatile.map((n) => n.node).join(', ')}: the start will be refused`,
+      refusal: volatileRefusal(volatile, keysInRedis),
+    };
+  }
+  const shown = nodes.map((n) =>
+    n.error === undefined ? `${n.node} appendonly ${n.appendonly}, save "${n.save}"` : `${n.node} not checked: ${n.error}`,
+  );
+  const unchecked = nodes.length === 0 || nodes.some((n) => n.error !== undefined);
+  return {
+    line: unchecked
+      ? `redis persistence: could not check (${shown.join('; ') || 'no master found'}): the start goes on with a warning`
+      : `redis persistence: kept on disk (${shown.join('; ')})`,
+  };
+}
+
+async function checkConfig(file: string | undefined): Promise<void> {
   if (!file) fail(`check-config needs a FILE\n\n${USAGE}`);
+  let config: Config;
   try {
-    process.stdout.write(summarise(loadConfig(file), file));
+    config = loadConfig(file);
   } catch (err) {
     if (err instanceof ConfigError) fail(err.message, 1);
     throw err;
   }
+  const verdict = await persistenceVerdict(config);
+  process.stdout.write(summarise(config, file) + (verdict ? `${verdict.line}\n` : ''));
+  if (verdict?.refusal) fail(`${file}: the start will be refused: ${verdict.refusal}`, 1);
 }
 
 async function serve(
@@ -103,6 +149,13 @@ async function serve(
 
   const workers = config.server.workers === 'auto' ? availableParallelism() : config.server.workers;
   if (workers > 1 && cluster.isPrimary) {
+    // Judged here as each worker judges its own start: a worker that refuses would only be
+    // started again and again by the primary.
+    const refusal = (await persistenceVerdict(config))?.refusal;
+    if (refusal !== undefined) {
+      pino({ level: config.log.level }, pino.destination({ dest: 1, sync: true })).fatal({ err: refusal }, 'could not start');
+      fail(`explorer-gateway: ${refusal}`, 1);
+    }
     signals.handTo(runPrimary(workers, config.server.shutdownTimeoutMs, config.log.level));
     return;
   }
@@ -227,7 +280,7 @@ export async function main(argv: string[], signals: HeldSignals): Promise<void> 
     process.stdout.write(USAGE);
     return;
   }
-  if (command === 'check-config') return checkConfig(arg ?? values.config);
+  if (command === 'check-config') return await checkConfig(arg ?? values.config);
   if (command === 'hash-key') {
     if (arg === undefined || arg === '' || extra !== undefined) fail(`hash-key needs exactly one KEY\n\n${USAGE}`);
     process.stdout.write(`${hashKey(arg)}\n`);

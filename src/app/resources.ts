@@ -16,6 +16,7 @@ import { RedisQuotaStore } from '../quota/redis.js';
 import { QuotaStep } from '../quota/step.js';
 import type { QuotaStore } from '../quota/types.js';
 import { createRedis, type RedisClient } from '../redis/client.js';
+import { KEEPS_NOTHING, keepsNothing, lostOnRestart, readPersistence, VOLATILE_FIX, volatileRefusal } from '../redis/persistence.js';
 import { RuntimeKeys, type KeyChange } from '../keys/runtime.js';
 import { openStorage } from '../store/open.js';
 import { SqliteStore } from '../store/sqlite.js';
@@ -62,30 +63,6 @@ const LOG_FLUSH_MS = 1_000;
 /** How often the records' store is asked whether it answers (/readyz, egw_storage_up). */
 const STORAGE_PING_MS = 5_000;
 
-/**
- * Warns when the Redis in use has neither AOF nor RDB snapshots (`appendonly no`, `save ""`):
- * https://redis.io/docs/latest/operate/oss_and_stack/management/persistence/. A Redis that
- * refuses CONFIG (managed services rename it) is not judged.
- */
-export async function warnIfVolatile(redis: RedisClient, log: Pick<Logger, 'warn'>): Promise<void> {
-  const nodes = 'nodes' in redis ? redis.nodes('master') : [redis];
-  for (const node of nodes) {
-    try {
-      const [, appendonly] = (await node.config('GET', 'appendonly')) as [string, string];
-      const [, save] = (await node.config('GET', 'save')) as [string, string];
-      if (appendonly === 'no' && save.trim() === '') {
-        log.warn(
-          { redis: `${node.options.host ?? ''}:${node.options.port ?? ''}` },
-          'Redis keeps nothing on disk (appendonly no, no save): a restart of Redis forgets every balance and bought credit; set appendonly yes (README, Operating a paid API)',
-        );
-        return;
-      }
-    } catch {
-      return;
-    }
-  }
-}
-
 export class Resources {
   private readonly logDestination: ReturnType<typeof pino.destination> | undefined;
   private readonly logTimer: NodeJS.Timeout | undefined;
@@ -108,6 +85,12 @@ export class Resources {
   readonly usage: UsageRecorder | undefined;
   /** The in-process cache tier; a reload with a new budget or stale window replaces it. */
   cache: ResponseCache;
+  /** `redis.volatile` of the configuration the process started with. */
+  private readonly volatileAccepted: boolean;
+  /** Whether the run-time keys live in Redis (no `storage.url`: store/open.ts), for the messages. */
+  private readonly keysInRedis: boolean;
+  /** Set by the start's judgement of Redis's persistence; from then on every reconnect judges again. */
+  private persistenceJudged = false;
   /** Whether the records' store answered its last ping (every STORAGE_PING_MS from start). */
   storageUp = true;
   private storagePing: NodeJS.Timeout | undefined;
@@ -151,9 +134,13 @@ export class Resources {
       // Connection errors surface as failed commands, handled and logged (rate-limited) by the
       // quota step and the cache tier; ioredis keeps reconnecting.
     });
-    // At start and after every reconnect: a Redis that keeps nothing on disk forgets every
-    // balance when it restarts. Redis's choice to make, but an operator selling credits must hear it.
-    this.redis?.on('ready', () => void warnIfVolatile(this.redis!, this.log));
+    this.volatileAccepted = config.redis?.volatile ?? false;
+    this.keysInRedis = config.storage.url === undefined;
+    // Judged once at start (judgePersistence, which may refuse it), then after every reconnect:
+    // a Redis that keeps nothing on disk forgets every key and credit when it restarts.
+    this.redis?.on('ready', () => {
+      if (this.persistenceJudged) void this.judgePersistence(false);
+    });
     const redis = this.redis;
     this.store = openStorage({
       url: config.storage.url,
@@ -201,12 +188,76 @@ export class Resources {
     });
   }
 
-  /** Reads the ledgers and the run-time keys; before the gateway takes requests. */
+  /**
+   * Reads the ledgers and the run-time keys; before the gateway takes requests. First, with Redis
+   * ready (server.ts waits a moment for it), judges its persistence: throws, refusing the start,
+   * when a master keeps nothing on disk and `redis.volatile` is not true.
+   */
   async start(): Promise<void> {
+    await this.judgePersistence(true);
     await this.quotaStore.start?.();
     await this.runtime.start();
     await this.pingStorage();
     this.storagePing = setInterval(() => void this.pingStorage(), STORAGE_PING_MS).unref();
+  }
+
+  /**
+   * Bought credits live in Redis whenever it is configured (the quota store), run-time keys too
+   * without `storage.url` (store/open.ts): a Redis that keeps nothing on disk loses them when it
+   * restarts (https://redis.io/docs/latest/operate/oss_and_stack/management/persistence/). At
+   * start such a Redis refuses the start unless `redis.volatile` is true (then a warning); found
+   * after the start (Redis was not ready then, or restarted without persistence), it is an error
+   * line, never an exit. A Redis that refuses CONFIG (managed services) is not judged: a warning
+   * at start says so.
+   */
+  private async judgePersistence(atStart: boolean): Promise<void> {
+    const redis = this.redis;
+    if (!redis) return;
+    if (atStart) {
+      this.persistenceJudged = true;
+      if (redis.status !== 'ready') {
+        this.log.warn('Redis is not ready: whether it keeps anything on disk is checked when it answers (then logged, not refused)');
+        return;
+      }
+    }
+    const nodes = await readPersistence(redis);
+    const volatile = nodes.filter(keepsNothing);
+    const unchecked = nodes.filter((n) => n.error !== undefined);
+    const where = { redis: volatile.map((n) => n.node) };
+    if (volatile.length > 0 && this.volatileAccepted) {
+      this.log.warn(
+        where,
+        `${KEEPS_NOTHING}: a restart of Redis loses ${lostOnRestart(this.keysInRedis)}; accepted by redis.volatile: true`,
+      );
+    } else if (volatile.length > 0 && atStart) {
+      throw new Error(volatileRefusal(volatile, this.keysInRedis));
+    } else if (volatile.length > 0) {
+      this.log.error(
+        where,
+        `${KEEPS_NOTHING}: a restart of Redis loses ${lostOnRestart(this.keysInRedis)}; a start would be refused now: ${VOLATILE_FIX}`,
+      );
+    }
+    if (atStart && (unchecked.length > 0 || nodes.length === 0)) {
+      this.log.warn(
+        { redis: unchecked.map((n) => n.node), reason: unchecked.map((n) => n.error) },
+        'could not check whether Redis keeps anything on disk (CONFIG GET refused or unanswered); starting: make sure it runs with appendonly yes',
+      );
+    }
+  }
+
+  /**
+   * A reload that turns `redis.volatile` off takes effect at the next start (like all of `redis`);
+   * when the Redis in use keeps nothing on disk, that start will be refused: said now.
+   */
+  async checkNextStart(next: Config): Promise<void> {
+    const redis = this.redis;
+    if (!redis || !next.redis || next.redis.volatile || redis.status !== 'ready') return;
+    const volatile = (await readPersistence(redis)).filter(keepsNothing);
+    if (volatile.length === 0) return;
+    this.log.error(
+      { redis: volatile.map((n) => n.node) },
+      `the reloaded configuration has redis.volatile false and ${KEEPS_NOTHING}: the next start will be refused; ${VOLATILE_FIX}`,
+    );
   }
 
   /**

@@ -88,6 +88,9 @@ export class GatewayStates {
     if (!same({ ...next.server, cors: undefined }, { ...now.server, cors: undefined }))
       notApplied.push('server (host, port, watchConfig, shutdownTimeoutMs)');
     if (!same(next.redis, now.redis)) notApplied.push('redis');
+    // redis.volatile too: it judges a start. Turned off on a Redis that keeps nothing, the next
+    // start will be refused, and the log says so now.
+    if (this.started.redis?.volatile && next.redis && !next.redis.volatile) void this.resources.checkNextStart(next);
     if (!same(next.metrics, now.metrics)) notApplied.push('metrics');
     if (!same(next.health, now.health)) notApplied.push('health');
     if (!same(next.admin, now.admin)) notApplied.push('admin');

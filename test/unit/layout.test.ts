@@ -58,7 +58,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   ],
   // The cluster's primary process.
   process: [],
-  [TOP]: ['admin', 'app', 'auth', 'config', 'process', 'upstream'],
+  [TOP]: ['admin', 'app', 'auth', 'config', 'process', 'redis', 'upstream'],
 };
 
 /** The folders that may import fastify and @fastify/*: the pipeline, the admin API, the composition. */
