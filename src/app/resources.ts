@@ -154,8 +154,12 @@ export class Resources {
     if (this.store instanceof SqliteStore) this.watchSqlite(this.store);
     this.quotaStore =
       deps.quotaStore ??
-      (this.redis && config.redis
-        ? new RedisQuotaStore(this.redis, config.redis.keyPrefix, { leases: config.redis.leases, now: this.now })
+      (redis && config.redis
+        ? new RedisQuotaStore(redis, config.redis.keyPrefix, {
+            leases: config.redis.leases,
+            now: this.now,
+            subscriber: () => redis.duplicate(),
+          })
         : new MemoryQuotaStore(this.store.ledgers));
     this.quota = new QuotaStep(this.quotaStore, this.log, this.now);
     this.runtime = new RuntimeKeys(this.store.keys, (change) => this.applyKeyChange(change), this.log);

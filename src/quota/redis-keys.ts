@@ -60,6 +60,11 @@ export class QuotaKeys {
     return `${this.prefix}{${account}}:refund:${refundId}`;
   }
 
+  /** The pub/sub channel of lease recalls (recall.ts): one for every account. */
+  recallChannel(): string {
+    return `${this.prefix}quota:recall`;
+  }
+
   /** Credits leases hold in a period, by lease. */
   reservations(account: string, periodId: string): string {
     return `${this.prefix}{${account}}:leases:${periodId}`;

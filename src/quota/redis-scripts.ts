@@ -133,6 +133,12 @@ export interface DecideArgs {
   leaseDeadlineMs: number;
   /** How long the call's record is kept (redis-keys.ts). */
   callRecordMs: number;
+  /**
+   * Requests decided again after a recall (redis.ts, `recallAndRedecide`): the window's slots they
+   * took in the call that refused them are given back first, if it is still that window.
+   */
+  redoWindowStartMs: number;
+  redoSlots: number;
   /** One cost per request, in arrival order: ARGV after the named arguments. */
   costs: readonly number[];
 }
@@ -163,6 +169,8 @@ const DECIDE_ARGV: Positions<Omit<DecideArgs, 'costs'>> = {
   leaseId: 'as-is',
   leaseDeadlineMs: 'tonumber',
   callRecordMs: 'as-is',
+  redoWindowStartMs: 'tonumber',
+  redoSlots: 'tonumber',
 };
 
 /** What the script returns for one request: outcome 0 ok, 1 rate limited, 2 out of credits. */
@@ -197,11 +205,19 @@ const DECIDE_GRANT: Returns<Grant> = {
   free: 'allowance + topup',
 };
 
+/** Last: the credits other processes' leases hold in the period (live reservations), which a recall could free. */
+interface DecideTail {
+  held: number;
+}
+const DECIDE_TAIL: Returns<DecideTail> = { held: 'reservedAllowance + reservedTopup' };
+
 const DECIDE_KEY_ORDER = order(DECIDE_KEYS);
 const DECIDE_ARG_ORDER = order(DECIDE_ARGV);
 const ROW = indexes(DECIDE_ROW);
 const ROW_LENGTH = order(DECIDE_ROW).length;
 const GRANT = indexes(DECIDE_GRANT);
+const GRANT_LENGTH = order(DECIDE_GRANT).length;
+const TAIL = indexes(DECIDE_TAIL);
 
 // Decides a batch of requests of one account, in arrival order, exactly as if each had been sent
 // alone: request i is the (base + i)-th of its window, and takes credits only if the balance
@@ -225,8 +241,9 @@ local base = tonumber(w[2]) or 0
 if not start or nowMs >= start + windowMs or nowMs <= start - windowMs then
   start = nowMs
   base = 0
-elseif backSlots > 0 and backWindowStartMs == start then
-  base = math.max(base - backSlots, 0)
+else
+  if backSlots > 0 and backWindowStartMs == start then base = math.max(base - backSlots, 0) end
+  if redoSlots > 0 and redoWindowStartMs == start then base = math.max(base - redoSlots, 0) end
 end
 ${settleLua({ reservations: 'backReservationsKey', credits: 'backCreditsKey', topup: 'topupKey', id: 'backId', allowance: 'backAllowance', bought: 'backTopup', ttl: 'creditKeyTtlMs' })}
 local reservedAllowance = 0
@@ -302,6 +319,7 @@ if fromAllowanceAll > 0 or fromTopupAll > 0 then
   redis.call('set', callKey, string.format('%d:%d', fromAllowanceAll, fromTopupAll), 'PX', callRecordMs)
 end
 ${appendLua(DECIDE_GRANT, '')}
+${appendLua(DECIDE_TAIL, '')}
 return out
 `;
 
@@ -321,6 +339,8 @@ export interface DecideReply {
   perRequest: DecidedRequest[];
   /** The lease granted (no slots: none). */
   lease: Grant;
+  /** Credits other leases hold in the period: a refusal with some held may be recalled. */
+  held: number;
 }
 
 /** The decision script's keys and arguments, in the order it reads them. */
@@ -352,7 +372,7 @@ export function decodeDecide(reply: readonly number[], n: number): DecideReply {
     count: reply[at + GRANT.count] ?? 0,
     free: reply[at + GRANT.free] ?? 0,
   };
-  return { perRequest, lease };
+  return { perRequest, lease, held: reply[at + GRANT_LENGTH + TAIL.held] ?? 0 };
 }
 
 /** Settles a lease outside a decision. */

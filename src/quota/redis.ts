@@ -52,11 +52,13 @@ import {
 } from './lease.js';
 import { CALL_RECORD_MS, creditKeyTtlMs, QuotaKeys, RATE_KEY_TTL_MS } from './redis-keys.js';
 import { QuotaScripts, type DecideReply } from './redis-scripts.js';
+import { RECALL_HOLD_MS, RecallChannel } from './recall.js';
 import type { Balance, QuotaDecision, QuotaQuery, QuotaStore, Refund } from './types.js';
 import { RATE_WINDOW_MS } from './window.js';
 
 export { LEASE_GRACE_MS, LEASE_MAX_REQUESTS, LEASE_MIN_REQUESTS, LEASE_SHARE, LEASE_SWEEP_MS } from './lease.js';
 export { CALL_RECORD_MS, CREDIT_KEY_GRACE_MS, RATE_KEY_TTL_MS } from './redis-keys.js';
+export { RECALL_HOLD_MS, RECALL_WAIT_MS } from './recall.js';
 
 /** Names this store's leases apart from other processes' (the lease ids in Redis). */
 let stores = 0;
@@ -68,6 +70,8 @@ interface Batch {
   period: PeriodWindow;
   costs: number[];
   waiters: { resolve: (d: QuotaDecision) => void; reject: (e: unknown) => void }[];
+  /** Requests decided again after a recall: the slots the refusing call counted, given back; no second recall. */
+  redo?: { windowStartMs: number; slots: number };
 }
 
 /** A decision call whose reply was lost: voided (redis-scripts.ts, VOID_LUA) once Redis answers. */
@@ -87,8 +91,13 @@ interface OwedRefund {
 export interface RedisQuotaOptions {
   /** Decide locally from leases (the file's head); default true. */
   leases?: boolean;
-  /** The clock of the lease sweep; decisions bring their own. */
+  /** The clock of the lease sweep and of recalls' holds; decisions bring their own. */
   now?: () => number;
+  /**
+   * A connection for the recall channel (recall.ts): a process about to refuse a request for
+   * credits other processes' leases hold asks them to settle first. Without it, no recall.
+   */
+  subscriber?: () => RedisClient;
 }
 
 export class RedisQuotaStore implements QuotaStore {
@@ -114,6 +123,12 @@ export class RedisQuotaStore implements QuotaStore {
   private callIds = 0;
   private refundIds = 0;
   private closed = false;
+  private readonly recalls: RecallChannel | undefined;
+  /** Accounts recalled lately: no lease for them until the instant kept here (recall.ts). */
+  private readonly holds = new Map<string, number>();
+  /** Accounts this process is recalling leases of, and what waits for an account's call to be answered. */
+  private readonly recalling = new Set<string>();
+  private readonly answered = new Map<string, (() => void)[]>();
 
   constructor(
     private readonly client: RedisClient,
@@ -124,6 +139,34 @@ export class RedisQuotaStore implements QuotaStore {
     this.scripts = new QuotaScripts(client);
     this.leasing = options.leases ?? true;
     this.now = options.now ?? Date.now;
+    this.recalls = options.subscriber && new RecallChannel(client, options.subscriber, this.keys.recallChannel(), this.recalled);
+  }
+
+  /** Another process is about to refuse a request of the account: settle its lease now, and take none for a while. */
+  private readonly recalled = async (account: string): Promise<void> => {
+    this.holds.set(account, this.now() + RECALL_HOLD_MS);
+    // A call of the account on its way may bring a lease: it is settled as it arrives (install),
+    // before this process answers the recall (one connection: Redis runs the two in order).
+    if (this.waiting.has(account) && !this.recalling.has(account)) {
+      await new Promise<void>((resolve) => {
+        const list = this.answered.get(account);
+        if (list) list.push(resolve);
+        else this.answered.set(account, [resolve]);
+      });
+    }
+    const lease = this.leases.get(account);
+    if (lease === undefined) return;
+    this.leases.delete(account);
+    await this.sendSettlement(settlement(lease));
+  };
+
+  /** Whether the account was recalled lately (no lease for it). */
+  private held(account: string): boolean {
+    const until = this.holds.get(account);
+    if (until === undefined) return false;
+    if (this.now() < until) return true;
+    this.holds.delete(account);
+    return false;
   }
 
   /**
@@ -174,7 +217,7 @@ export class RedisQuotaStore implements QuotaStore {
     // The lease rides along to be settled before the batch is decided; a new one is asked for,
     // larger, if this process keeps deciding for the account.
     const back = lease === undefined ? undefined : settlement(lease);
-    const want = this.leasing && !this.closed ? wantedSlots(lease, b.costs.length, q.nowMs) : 0;
+    const want = this.leasing && !this.closed && !this.held(a) ? wantedSlots(lease, b.costs.length, q.nowMs) : 0;
     const leaseId = want > 0 ? `${this.storeId}.${(this.leaseIds++).toString(36)}` : '';
     const backPeriod = back?.periodId ?? b.period.id;
     const callId = `${this.storeId}.${(this.callIds++).toString(36)}`;
@@ -206,6 +249,8 @@ export class RedisQuotaStore implements QuotaStore {
           leaseId,
           leaseDeadlineMs: leaseDeadlineMs(q.nowMs),
           callRecordMs: CALL_RECORD_MS,
+          redoWindowStartMs: b.redo?.windowStartMs ?? 0,
+          redoSlots: b.redo?.slots ?? 0,
           costs: b.costs,
         },
       )
@@ -226,12 +271,25 @@ export class RedisQuotaStore implements QuotaStore {
       );
   }
 
-  /** Answers the batch's requests from the script's reply, and keeps the lease it granted. */
+  /**
+   * Answers the batch's requests from the script's reply, and keeps the lease it granted. Requests
+   * refused for credits while other leases hold some are not answered yet: those leases are
+   * recalled and the requests decided again (recall.ts).
+   */
   private answer(b: Batch, leaseId: string, reply: DecideReply): void {
     const q = b.query;
+    const recall =
+      this.recalls !== undefined && b.redo === undefined && reply.held > 0
+        ? ({ costs: [], waiters: [] } as Pick<Batch, 'costs' | 'waiters'>)
+        : undefined;
     b.waiters.forEach((w, i) => {
       const r = reply.perRequest[i];
       const outcome = r?.outcome ?? 'ok';
+      if (outcome === 'out_of_credits' && recall !== undefined) {
+        recall.costs.push(b.costs[i] ?? 0);
+        recall.waiters.push(w);
+        return;
+      }
       w.resolve({
         outcome,
         rateRemaining: Math.max(q.rps - (r?.position ?? 0), 0),
@@ -243,11 +301,29 @@ export class RedisQuotaStore implements QuotaStore {
       });
     });
     if (this.leasing) this.install(b, leaseId, reply.lease);
-    this.release(q.account);
+    if (recall === undefined || recall.waiters.length === 0) return this.release(q.account);
+    // The account's later requests keep waiting (send() keeps its queue) until these are decided.
+    const redo: Batch = {
+      ...recall,
+      query: q,
+      period: b.period,
+      redo: { windowStartMs: reply.lease.windowStartMs, slots: recall.costs.length },
+    };
+    if (this.leasing && !this.waiting.has(q.account)) this.waiting.set(q.account, []);
+    this.recalling.add(q.account);
+    void this.recalls!.recall(q.account).then(() => {
+      this.recalling.delete(q.account);
+      this.send(redo);
+    });
   }
 
   /** Decides what waited for the account's call: from its lease, or in the next call. */
   private release(account: string): void {
+    const answered = this.answered.get(account);
+    if (answered !== undefined) {
+      this.answered.delete(account);
+      for (const resolve of answered) resolve();
+    }
     const queued = this.waiting.get(account);
     if (queued === undefined) return;
     this.waiting.delete(account);
@@ -269,7 +345,8 @@ export class RedisQuotaStore implements QuotaStore {
     }
     // A lease another call was granted meanwhile is settled (renew): one reservation per lease.
     void this.sendSettlement(renew(lease, q, b.period, b.costs.length, grant, leaseId));
-    if (this.closed) void this.sendSettlement(settlement(lease));
+    // Granted while a recall of the account was heard (the call was on its way): settled at once.
+    if (this.closed || this.held(q.account)) void this.sendSettlement(settlement(lease));
   }
 
   /** Armed with the first lease or owed write: a store that never needs it keeps no timer and no listener. */
@@ -277,6 +354,8 @@ export class RedisQuotaStore implements QuotaStore {
     if (this.sweeper !== undefined || this.closed) return;
     this.sweeper = setInterval(() => void this.sweep(this.now()), LEASE_SWEEP_MS).unref();
     this.client.on('close', this.connectionLost);
+    // A process holding leases hears recalls from its first lease on.
+    void this.recalls?.listen();
   }
 
   /** Voids a decision call whose reply was lost; kept for the next sweep while Redis cannot take it. */
@@ -413,6 +492,7 @@ export class RedisQuotaStore implements QuotaStore {
     this.closed = true;
     if (this.sweeper) clearInterval(this.sweeper);
     this.client.off('close', this.connectionLost);
+    this.recalls?.close();
     await this.sweep(Number.POSITIVE_INFINITY);
   }
 }

@@ -24,11 +24,13 @@ beforeAll(async () => {
       credits: { rps: 100_000, credits: 1_000, period: 'daily' },
       rate: { rps: 10, credits: 1_000_000, period: 'daily' },
       plenty: { rps: 100_000, credits: 1_000_000, period: 'daily' },
+      skewed: { rps: 100_000, credits: 100_000, period: 'daily' },
     },
     keys: [
       { name: 'credits', key: 'multi-credits-key', plan: 'credits' },
       ...RATE_KEYS.map((key, i) => ({ name: `rate-${i}`, key, plan: 'rate' })),
       { name: 'plenty', key: 'multi-plenty-key', plan: 'plenty' },
+      { name: 'skewed', key: 'multi-skewed-key', plan: 'skewed' },
     ],
     log: { level: 'warn', requests: false },
   };
@@ -85,6 +87,40 @@ describe('two gateway processes on one Redis', () => {
     };
     await until(async () => (await spent()) === 400 * 20, 'the leases to be given back');
   });
+
+  it('refuse no request the balance can pay while the other process holds credits in a lease (a skewed run: 4,500 to one, then the rest to the other)', async () => {
+    const statuses: number[] = [];
+    let refused = false;
+    const one = async (gateway: GatewayProcess) => {
+      const res = await fetch(gateway.url + BALANCES, { headers: { authorization: 'Bearer multi-skewed-key' } });
+      await res.arrayBuffer();
+      statuses.push(res.status);
+      if (res.status === 402) refused = true;
+    };
+    /** `count` requests to one process, `concurrency` at a time, until the first refusal. */
+    const drain = async (gateway: GatewayProcess, count: number, concurrency = 16) => {
+      let sent = 0;
+      const loop = async () => {
+        while (sent++ < count && !refused) await one(gateway);
+      };
+      await Promise.all(Array.from({ length: concurrency }, loop));
+    };
+    await drain(gateways[0]!, 4_500);
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    // The second process drains the rest at once, while the first one's lease (granted with its
+    // last requests) still holds credits, as an operator found it with a fast load generator.
+    await drain(gateways[1]!, 3_500, 64);
+    // 100,000 credits pay 5,000 requests of 20, and the run asked for more. The first refusal
+    // stopped the load: had it come while the first process's lease held credits, those credits
+    // would come back unsold once the lease is settled.
+    expect(refused).toBe(true);
+    expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([]);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5_000);
+    const account = `${prefix}{${hashKey('multi-skewed-key')}}`;
+    await until(async () => (await redis.keys(`${account}:leases:*`)).length === 0, 'the leases to be settled');
+    const counters = await redis.keys(`${account}:credits:*`);
+    expect((await redis.mget(...counters)).reduce((sum, v) => sum + Number(v ?? 0), 0)).toBe(100_000);
+  }, 60_000);
 
   it("let through no more than the plan's requests per second together", async () => {
     // The window opens with the burst's first request. Every window's first request passes with
