@@ -63,7 +63,8 @@ export interface Settlement {
   topup: number;
   windowStartMs: number;
   slots: number;
-  /** When the lease's period ends: the credit key's expiry if the settlement has to create it. */
+  /** The lease's period: the credit key's expiry if the settlement has to create it, and the twin period it also counts in (period.ts). */
+  periodStartMs: number;
   periodEndMs: number;
 }
 
@@ -133,6 +134,7 @@ export function settlement(l: Lease): Settlement {
     topup: l.grantedTopup - l.topup,
     windowStartMs: l.windowStartMs,
     slots: l.slots,
+    periodStartMs: l.periodStartMs,
     periodEndMs: l.periodEndMs,
   };
   l.id = '';

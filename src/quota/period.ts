@@ -34,3 +34,23 @@ function computeWindow(period: Period, nowMs: number): PeriodWindow {
   const day = d.getUTCDate();
   return { id: `d${y}${pad(m + 1)}${pad(day)}`, startMs: Date.UTC(y, m, day), endMs: Date.UTC(y, m, day + 1) };
 }
+
+/**
+ * The period of the other kind that spending in `w` also counts in, so that a plan change between
+ * a daily and a monthly plan keeps the new period's spend (types.ts): a day's month, or, for a
+ * month, the day `atMs` falls in (kept within the month). Not cached: it is asked once per call
+ * to a store, not per request.
+ */
+export function twinWindow(w: PeriodWindow, atMs: number): PeriodWindow {
+  if (w.id.startsWith('d')) return computeWindow('monthly', w.startMs);
+  return computeWindow('daily', Math.min(Math.max(atMs, w.startMs), w.endMs - 1));
+}
+
+/** The period a store key's id names (`d20261126`, `m202611`); undefined for anything else. */
+export function windowOfId(id: string): PeriodWindow | undefined {
+  const match = /^(?:d(\d{4})(\d{2})(\d{2})|m(\d{4})(\d{2}))$/.exec(id);
+  if (match === null) return undefined;
+  const [, dy, dm, dd, my, mm] = match;
+  if (dy !== undefined) return computeWindow('daily', Date.UTC(Number(dy), Number(dm) - 1, Number(dd)));
+  return computeWindow('monthly', Date.UTC(Number(my), Number(mm) - 1, 1));
+}

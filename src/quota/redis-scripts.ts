@@ -75,19 +75,27 @@ function encode<K extends { [P in keyof K]: string }, A extends { [P in keyof A]
 function settleLua(at: {
   reservations: string;
   credits: string;
+  twin: string;
   topup: string;
   id: string;
   allowance: string;
   bought: string;
   ttl: string;
+  twinTtl: string;
 }): string {
   return `if ${at.id} ~= '' and redis.call('hdel', ${at.reservations}, ${at.id}) == 1 then
   if tonumber(${at.allowance}) > 0 then
-    redis.call('incrby', ${at.credits}, ${at.allowance})
-    if redis.call('pttl', ${at.credits}) < 0 then redis.call('pexpire', ${at.credits}, ${at.ttl}) end
+    ${spendLua(at.credits, at.allowance, at.ttl)}
+    ${spendLua(at.twin, at.allowance, at.twinTtl)}
   end
   if tonumber(${at.bought}) > 0 then redis.call('decrby', ${at.topup}, ${at.bought}) end
 end`;
+}
+
+/** Lua that adds `amount` to a credit counter, and gives the counter `ttl` if it has none. */
+function spendLua(counter: string, amount: string, ttl: string): string {
+  return `redis.call('incrby', ${counter}, ${amount})
+    if redis.call('pttl', ${counter}) < 0 then redis.call('pexpire', ${counter}, ${ttl}) end`;
 }
 
 /** The decision script's keys: all of one account, so they share its hash tag. */
@@ -96,12 +104,15 @@ export interface DecideKeys {
   windowKey: string;
   /** Credits spent in the period. */
   creditsKey: string;
+  /** Credits spent in the period's twin (period.ts, twinWindow): every debit of the allowance counts in both. */
+  twinCreditsKey: string;
   /** Bought credits left. */
   topupKey: string;
   /** The period's reservations (hash: lease id -> "allowance:bought:deadline ms"). */
   reservationsKey: string;
-  /** The same two for the settled lease's period. */
+  /** The same three for the settled lease's period. */
   backCreditsKey: string;
+  backTwinCreditsKey: string;
   backReservationsKey: string;
   /** This call's record: what it billed, kept so that a call whose reply was lost can be voided (VOID_LUA). */
   callKey: string;
@@ -120,6 +131,9 @@ export interface DecideArgs {
   planCredits: number;
   /** The ttl the credit key and the reservations get when they have none (redis-keys.ts). */
   creditKeyTtlMs: number;
+  /** The same for the twin's counter, and for the settled lease's twin. */
+  twinKeyTtlMs: number;
+  backTwinKeyTtlMs: number;
   /** Lease slots wanted (0: no lease). */
   wantSlots: number;
   /** The lease given back to be settled: its window's start, its unused slots, its id ('' for none), and the allowance and bought credits it spent. */
@@ -146,9 +160,11 @@ export interface DecideArgs {
 const DECIDE_KEYS: Positions<DecideKeys> = {
   windowKey: 'as-is',
   creditsKey: 'as-is',
+  twinCreditsKey: 'as-is',
   topupKey: 'as-is',
   reservationsKey: 'as-is',
   backCreditsKey: 'as-is',
+  backTwinCreditsKey: 'as-is',
   backReservationsKey: 'as-is',
   callKey: 'as-is',
 };
@@ -160,6 +176,8 @@ const DECIDE_ARGV: Positions<Omit<DecideArgs, 'costs'>> = {
   rateKeyTtlMs: 'as-is',
   planCredits: 'tonumber',
   creditKeyTtlMs: 'as-is',
+  twinKeyTtlMs: 'as-is',
+  backTwinKeyTtlMs: 'as-is',
   wantSlots: 'tonumber',
   backWindowStartMs: 'tonumber',
   backSlots: 'tonumber',
@@ -245,7 +263,7 @@ else
   if backSlots > 0 and backWindowStartMs == start then base = math.max(base - backSlots, 0) end
   if redoSlots > 0 and redoWindowStartMs == start then base = math.max(base - redoSlots, 0) end
 end
-${settleLua({ reservations: 'backReservationsKey', credits: 'backCreditsKey', topup: 'topupKey', id: 'backId', allowance: 'backAllowance', bought: 'backTopup', ttl: 'creditKeyTtlMs' })}
+${settleLua({ reservations: 'backReservationsKey', credits: 'backCreditsKey', twin: 'backTwinCreditsKey', topup: 'topupKey', id: 'backId', allowance: 'backAllowance', bought: 'backTopup', ttl: 'creditKeyTtlMs', twinTtl: 'backTwinKeyTtlMs' })}
 local reservedAllowance = 0
 local reservedTopup = 0
 local held = redis.call('hgetall', reservationsKey)
@@ -311,8 +329,8 @@ end
 redis.call('hset', windowKey, 's', start, 'c', base + n + slots)
 redis.call('pexpire', windowKey, rateKeyTtlMs)
 if fromAllowanceAll > 0 then
-  redis.call('incrby', creditsKey, fromAllowanceAll)
-  if redis.call('pttl', creditsKey) < 0 then redis.call('pexpire', creditsKey, creditKeyTtlMs) end
+  ${spendLua('creditsKey', 'fromAllowanceAll', 'creditKeyTtlMs')}
+  ${spendLua('twinCreditsKey', 'fromAllowanceAll', 'twinKeyTtlMs')}
 end
 if fromTopupAll > 0 then redis.call('decrby', topupKey, fromTopupAll) end
 if fromAllowanceAll > 0 or fromTopupAll > 0 then
@@ -377,8 +395,9 @@ export function decodeDecide(reply: readonly number[], n: number): DecideReply {
 
 /** Settles a lease outside a decision. */
 export interface SettleKeys {
-  /** Credits spent in the lease's period. */
+  /** Credits spent in the lease's period, and in its twin. */
   creditsKey: string;
+  twinCreditsKey: string;
   /** Bought credits. */
   topupKey: string;
   /** The period's reservations. */
@@ -391,19 +410,26 @@ export interface SettleArgs {
   /** The allowance and bought credits it spent. */
   allowance: number;
   topup: number;
-  /** The credit key's ttl: what is left of the lease's period, plus the grace, as a decision sets it. */
+  /** The credit key's ttl: what is left of the lease's period, plus the grace, as a decision sets it; the same for the twin. */
   creditKeyTtlMs: number;
+  twinKeyTtlMs: number;
 }
 
-const SETTLE_KEYS: Positions<SettleKeys> = { creditsKey: 'as-is', topupKey: 'as-is', reservationsKey: 'as-is' };
-const SETTLE_ARGV: Positions<SettleArgs> = { id: 'as-is', allowance: 'as-is', topup: 'as-is', creditKeyTtlMs: 'as-is' };
+const SETTLE_KEYS: Positions<SettleKeys> = { creditsKey: 'as-is', twinCreditsKey: 'as-is', topupKey: 'as-is', reservationsKey: 'as-is' };
+const SETTLE_ARGV: Positions<SettleArgs> = {
+  id: 'as-is',
+  allowance: 'as-is',
+  topup: 'as-is',
+  creditKeyTtlMs: 'as-is',
+  twinKeyTtlMs: 'as-is',
+};
 const SETTLE_KEY_ORDER = order(SETTLE_KEYS);
 const SETTLE_ARG_ORDER = order(SETTLE_ARGV);
 
 // Bills only if the reservation is still there (then removes it): once.
 const SETTLE_LUA = `
 ${prologue(SETTLE_KEYS, SETTLE_ARGV)}
-${settleLua({ reservations: 'reservationsKey', credits: 'creditsKey', topup: 'topupKey', id: 'id', allowance: 'allowance', bought: 'topup', ttl: 'creditKeyTtlMs' })}
+${settleLua({ reservations: 'reservationsKey', credits: 'creditsKey', twin: 'twinCreditsKey', topup: 'topupKey', id: 'id', allowance: 'allowance', bought: 'topup', ttl: 'creditKeyTtlMs', twinTtl: 'twinKeyTtlMs' })}
 return 0
 `;
 
@@ -413,8 +439,9 @@ export function encodeSettle(keys: SettleKeys, args: SettleArgs): KeysAndArgs {
 
 /** Gives credits back. */
 export interface RefundKeys {
-  /** Credits spent in the period. */
+  /** Credits spent in the period, and in its twin. */
   creditsKey: string;
+  twinCreditsKey: string;
   /** Bought credits. */
   topupKey: string;
   /** The refund's marker: present once it was applied. */
@@ -430,7 +457,7 @@ export interface RefundArgs {
   markerMs: number;
 }
 
-const REFUND_KEYS: Positions<RefundKeys> = { creditsKey: 'as-is', topupKey: 'as-is', markerKey: 'as-is' };
+const REFUND_KEYS: Positions<RefundKeys> = { creditsKey: 'as-is', twinCreditsKey: 'as-is', topupKey: 'as-is', markerKey: 'as-is' };
 const REFUND_ARGV: Positions<RefundArgs> = { toAllowance: 'as-is', toTopup: 'as-is', markerMs: 'as-is' };
 const REFUND_KEY_ORDER = order(REFUND_KEYS);
 const REFUND_ARG_ORDER = order(REFUND_ARGV);
@@ -441,6 +468,7 @@ const REFUND_LUA = `
 ${prologue(REFUND_KEYS, REFUND_ARGV)}
 if not redis.call('set', markerKey, '1', 'NX', 'PX', markerMs) then return 0 end
 if tonumber(toAllowance) > 0 and redis.call('exists', creditsKey) == 1 then redis.call('decrby', creditsKey, toAllowance) end
+if tonumber(toAllowance) > 0 and redis.call('exists', twinCreditsKey) == 1 then redis.call('decrby', twinCreditsKey, toAllowance) end
 if tonumber(toTopup) > 0 then redis.call('incrby', topupKey, toTopup) end
 return 0
 `;
@@ -453,8 +481,9 @@ export function encodeRefund(keys: RefundKeys, args: RefundArgs): KeysAndArgs {
 export interface VoidKeys {
   /** The call's record (DecideKeys.callKey). */
   callKey: string;
-  /** Credits spent in the call's period, bought credits, and the period's reservations. */
+  /** Credits spent in the call's period and in its twin, bought credits, and the period's reservations. */
   creditsKey: string;
+  twinCreditsKey: string;
   topupKey: string;
   reservationsKey: string;
 }
@@ -466,7 +495,13 @@ export interface VoidArgs {
   callRecordMs: number;
 }
 
-const VOID_KEYS: Positions<VoidKeys> = { callKey: 'as-is', creditsKey: 'as-is', topupKey: 'as-is', reservationsKey: 'as-is' };
+const VOID_KEYS: Positions<VoidKeys> = {
+  callKey: 'as-is',
+  creditsKey: 'as-is',
+  twinCreditsKey: 'as-is',
+  topupKey: 'as-is',
+  reservationsKey: 'as-is',
+};
 const VOID_ARGV: Positions<VoidArgs> = { leaseId: 'as-is', callRecordMs: 'as-is' };
 const VOID_KEY_ORDER = order(VOID_KEYS);
 const VOID_ARG_ORDER = order(VOID_ARGV);
@@ -485,6 +520,7 @@ if not record or record == 'void' then return 0 end
 local a, t = string.match(record, '^(%d+):(%d+)$')
 if not a then return 0 end
 if tonumber(a) > 0 and redis.call('exists', creditsKey) == 1 then redis.call('decrby', creditsKey, a) end
+if tonumber(a) > 0 and redis.call('exists', twinCreditsKey) == 1 then redis.call('decrby', twinCreditsKey, a) end
 if tonumber(t) > 0 then redis.call('incrby', topupKey, t) end
 return 1
 `;

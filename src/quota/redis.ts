@@ -34,7 +34,7 @@
 // redis-keys.ts, the scripts with their arguments and replies in redis-scripts.ts, and the
 // leases' own logic, pure, in lease.ts.
 import type { RedisClient } from '../redis/client.js';
-import { periodWindow, type Period, type PeriodWindow } from './period.js';
+import { periodWindow, twinWindow, windowOfId, type Period, type PeriodWindow } from './period.js';
 import {
   covers,
   emptyLease,
@@ -79,6 +79,8 @@ interface Void {
   account: string;
   callId: string;
   periodId: string;
+  /** The twin period the call's debit also counted in (period.ts). */
+  twinId: string;
   leaseId: string;
 }
 
@@ -86,6 +88,13 @@ interface Void {
 interface OwedRefund {
   refund: Refund;
   id: string;
+  /** The twin period its debit also counted in (period.ts). */
+  twinId: string;
+}
+
+/** The twin period a lease's spending counts in: that of its window's start (a lease lives one window). */
+function settlementTwin(s: Settlement): PeriodWindow {
+  return twinWindow({ id: s.periodId, startMs: s.periodStartMs, endMs: s.periodEndMs }, s.windowStartMs);
 }
 
 export interface RedisQuotaOptions {
@@ -126,6 +135,8 @@ export class RedisQuotaStore implements QuotaStore {
   private readonly recalls: RecallChannel | undefined;
   /** Accounts recalled lately: no lease for them until the instant kept here (recall.ts). */
   private readonly holds = new Map<string, number>();
+  /** The clock of the last decision: a refund's day (refund). */
+  private lastDecisionMs = 0;
   /** Accounts this process is recalling leases of, and what waits for an account's call to be answered. */
   private readonly recalling = new Set<string>();
   private readonly answered = new Map<string, (() => void)[]>();
@@ -182,6 +193,7 @@ export class RedisQuotaStore implements QuotaStore {
    * those that arrive while the key's call is on its way wait for it.
    */
   decide(q: QuotaQuery): QuotaDecision | Promise<QuotaDecision> {
+    this.lastDecisionMs = q.nowMs;
     const lease = this.leasing ? this.leases.get(q.account) : undefined;
     if (lease !== undefined && covers(lease, q)) return spend(lease, q);
     // While a call for the account is on its way, the next requests wait for its lease rather
@@ -220,6 +232,9 @@ export class RedisQuotaStore implements QuotaStore {
     const want = this.leasing && !this.closed && !this.held(a) ? wantedSlots(lease, b.costs.length, q.nowMs) : 0;
     const leaseId = want > 0 ? `${this.storeId}.${(this.leaseIds++).toString(36)}` : '';
     const backPeriod = back?.periodId ?? b.period.id;
+    // Every debit of the allowance counts in the day's and the month's counter (period.ts, twinWindow).
+    const twin = twinWindow(b.period, q.nowMs);
+    const backTwin = back === undefined ? twin : settlementTwin(back);
     const callId = `${this.storeId}.${(this.callIds++).toString(36)}`;
     if (this.leasing && !this.waiting.has(a)) this.waiting.set(a, []);
     this.scripts
@@ -227,9 +242,11 @@ export class RedisQuotaStore implements QuotaStore {
         {
           windowKey: this.keys.rate(a),
           creditsKey: this.keys.credits(a, b.period.id),
+          twinCreditsKey: this.keys.credits(a, twin.id),
           topupKey: this.keys.topup(a),
           reservationsKey: this.keys.reservations(a, b.period.id),
           backCreditsKey: this.keys.credits(a, backPeriod),
+          backTwinCreditsKey: this.keys.credits(a, backTwin.id),
           backReservationsKey: this.keys.reservations(a, backPeriod),
           callKey: this.keys.call(a, callId),
         },
@@ -240,6 +257,8 @@ export class RedisQuotaStore implements QuotaStore {
           rateKeyTtlMs: RATE_KEY_TTL_MS,
           planCredits: q.credits,
           creditKeyTtlMs: creditKeyTtlMs(b.period.endMs, q.nowMs),
+          twinKeyTtlMs: creditKeyTtlMs(twin.endMs, q.nowMs),
+          backTwinKeyTtlMs: creditKeyTtlMs(backTwin.endMs, q.nowMs),
           wantSlots: want,
           backWindowStartMs: back?.windowStartMs ?? 0,
           backSlots: back?.slots ?? 0,
@@ -263,7 +282,7 @@ export class RedisQuotaStore implements QuotaStore {
           // lease it granted dropped, or, if Redis has not run it yet, it will do nothing. No
           // lease is trusted until Redis answers again.
           if (back !== undefined) this.owed.push(back);
-          void this.sendVoid({ account: a, callId, periodId: b.period.id, leaseId });
+          void this.sendVoid({ account: a, callId, periodId: b.period.id, twinId: twin.id, leaseId });
           this.retire(Number.POSITIVE_INFINITY);
           for (const w of b.waiters) w.reject(err);
           this.release(a);
@@ -365,6 +384,7 @@ export class RedisQuotaStore implements QuotaStore {
         {
           callKey: this.keys.call(v.account, v.callId),
           creditsKey: this.keys.credits(v.account, v.periodId),
+          twinCreditsKey: this.keys.credits(v.account, v.twinId),
           topupKey: this.keys.topup(v.account),
           reservationsKey: this.keys.reservations(v.account, v.periodId),
         },
@@ -386,6 +406,7 @@ export class RedisQuotaStore implements QuotaStore {
       .refund(
         {
           creditsKey: this.keys.credits(r.account, r.periodId),
+          twinCreditsKey: this.keys.credits(r.account, o.twinId),
           topupKey: this.keys.topup(r.account),
           markerKey: this.keys.refund(r.account, o.id),
         },
@@ -397,14 +418,22 @@ export class RedisQuotaStore implements QuotaStore {
   /** Sends a settlement (one without a reservation has nothing to bill); one Redis cannot take now is kept for the next sweep. */
   private sendSettlement(s: Settlement): Promise<void> {
     if (s.id === '') return Promise.resolve();
+    const twin = settlementTwin(s);
     return this.scripts
       .settle(
         {
           creditsKey: this.keys.credits(s.account, s.periodId),
+          twinCreditsKey: this.keys.credits(s.account, twin.id),
           topupKey: this.keys.topup(s.account),
           reservationsKey: this.keys.reservations(s.account, s.periodId),
         },
-        { id: s.id, allowance: s.allowance, topup: s.topup, creditKeyTtlMs: creditKeyTtlMs(s.periodEndMs, this.now()) },
+        {
+          id: s.id,
+          allowance: s.allowance,
+          topup: s.topup,
+          creditKeyTtlMs: creditKeyTtlMs(s.periodEndMs, this.now()),
+          twinKeyTtlMs: creditKeyTtlMs(twin.endMs, this.now()),
+        },
       )
       .then(
         () => undefined,
@@ -458,7 +487,10 @@ export class RedisQuotaStore implements QuotaStore {
   async refund(r: Refund): Promise<void> {
     const lease = this.leases.get(r.account);
     if (lease !== undefined && giveBack(lease, r)) return;
-    const owed = { refund: r, id: `${this.storeId}.${(this.refundIds++).toString(36)}` };
+    // A monthly debit counted in the day it was decided on: the day of this store's last decision.
+    const period = windowOfId(r.periodId);
+    const twinId = period === undefined ? '-' : twinWindow(period, this.lastDecisionMs).id;
+    const owed = { refund: r, id: `${this.storeId}.${(this.refundIds++).toString(36)}`, twinId };
     try {
       await this.sendRefund(owed);
     } catch (err) {

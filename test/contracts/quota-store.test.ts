@@ -292,9 +292,10 @@ describe.each(implementations)('quota store contract: %s', (_name, make) => {
 
 // A plan change between a daily and a monthly plan keeps the spend of the new plan's period
 // (README, "What is kept is what a key spent"): every debit of an allowance counts in a day
-// counter and a month counter, whatever the plan's period. The in-process store keeps both
-// (quota/memory.ts); a store joins this list once it does too.
-const keepingDayAndMonth: [string, () => QuotaStore][] = [['memory', () => new MemoryQuotaStore()]];
+// counter and a month counter, whatever the plan's period: the in-process store keeps both in
+// its ledger (quota/memory.ts), the Redis store writes both counters in every script that bills
+// or gives back (quota/redis-scripts.ts).
+const keepingDayAndMonth: [string, () => QuotaStore][] = implementations;
 
 describe.each(keepingDayAndMonth)('a plan change between a daily and a monthly plan: %s', (_name, make) => {
   // Noon UTC of a date of the month the suite runs in: the 2nd and the 3rd are two days of one
@@ -383,6 +384,9 @@ describe('redis quota store', () => {
     await store.decide({ account: d, rps: 10, credits: 100, period: 'daily', cost: 20, nowMs });
     const period = periodWindow('daily', nowMs);
     const credits = `${prefix}{${d}}:credits:${period.id}`;
+    // The month's counter: a daily debit counts in it too (a plan change keeps the spend).
+    const month = periodWindow('monthly', nowMs);
+    const monthCredits = `${prefix}{${d}}:credits:${month.id}`;
     const window = `${prefix}{${d}}:window`;
     const all = await redis.keys(`${prefix}{${d}}*`);
     // The call's record of what it billed (to void it if its reply were lost), for a minute.
@@ -390,7 +394,7 @@ describe('redis quota store', () => {
     expect(calls).toHaveLength(1);
     expect(await redis.get(calls[0]!)).toBe('20:0');
     expect(await redis.pttl(calls[0]!)).toBeLessThanOrEqual(CALL_RECORD_MS);
-    expect(all.filter((k) => !calls.includes(k)).sort()).toEqual([credits, window].sort());
+    expect(all.filter((k) => !calls.includes(k)).sort()).toEqual([credits, monthCredits, window].sort());
     // What is left of the period as the decision saw it, plus the grace; never Redis's own idea
     // of when that period ends (for an instant of another decade, it would be gone at once).
     const expected = period.endMs - nowMs + CREDIT_KEY_GRACE_MS;
@@ -398,6 +402,10 @@ describe('redis quota store', () => {
     expect(ttl).toBeLessThanOrEqual(expected);
     expect(ttl).toBeGreaterThan(expected - 60_000);
     expect(await redis.get(credits)).toBe('20');
+    expect(await redis.get(monthCredits)).toBe('20');
+    const monthExpected = month.endMs - nowMs + CREDIT_KEY_GRACE_MS;
+    expect(await redis.pttl(monthCredits)).toBeLessThanOrEqual(monthExpected);
+    expect(await redis.pttl(monthCredits)).toBeGreaterThan(monthExpected - 60_000);
     expect(await redis.pttl(window)).toBeGreaterThan(RATE_KEY_TTL_MS - 60_000);
     expect(await redis.hgetall(window)).toEqual({ s: String(nowMs), c: '1' });
   });

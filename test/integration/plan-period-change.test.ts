@@ -24,6 +24,7 @@ import { SqliteStore } from '../../src/store/sqlite.js';
 import { adminClient, ADMIN_TOKEN } from '../support/admin.js';
 import { ADDRESS, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
 import { POSTGRES_URL, quoted, testSchemas, withClient } from '../support/postgres.js';
+import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 
 const thisMonth = new Date();
 const noonOfDate = (date: number) => Date.UTC(thisMonth.getUTCFullYear(), thisMonth.getUTCMonth(), date, 12);
@@ -161,7 +162,13 @@ describe('a PostgreSQL schema of version 1', () => {
   });
 });
 
-describe('a gateway on SQLite without Redis, its key moved between a monthly and a daily plan', () => {
+/** Where the quota counters live: the in-process store's ledgers in the SQLite file, or Redis (its run-time keys too). */
+const gatewayBackends = [
+  { name: 'on SQLite without Redis', redisPrefix: undefined },
+  { name: 'on Redis', redisPrefix: testPrefix('plan-period') },
+];
+
+describe.each(gatewayBackends)('a gateway $name, its key moved between a monthly and a daily plan', ({ redisPrefix }) => {
   const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
   const COST = 100;
   let explorer: FixtureExplorer;
@@ -181,6 +188,7 @@ describe('a gateway on SQLite without Redis, its key moved between a monthly and
         costs: { default: COST, routes: {} },
         admin: { token: ADMIN_TOKEN, host: '127.0.0.1', port: 0 },
         storage: { path: file },
+        ...(redisPrefix === undefined ? {} : { redis: { url: REDIS_URL, keyPrefix: redisPrefix } }),
       }),
       { now: () => clock.now },
     );
@@ -192,6 +200,11 @@ describe('a gateway on SQLite without Redis, its key moved between a monthly and
   afterAll(async () => {
     await gw?.close();
     await explorer.close();
+    if (redisPrefix !== undefined) {
+      const redis = connect();
+      await deletePrefix(redis, redisPrefix);
+      redis.disconnect();
+    }
   });
 
   /** One paid request with the key: its status and the balance it reports. */
@@ -210,7 +223,7 @@ describe('a gateway on SQLite without Redis, its key moved between a monthly and
   }
 
   it("keeps the spend of the new plan's period in both directions, and across a restart", async () => {
-    const file = join(dir, 'gateway', 'gateway.db');
+    const file = join(dir, redisPrefix === undefined ? 'gateway' : 'redis-gateway', 'gateway.db');
     clock.now = DAY2;
     await start(file);
     const created = await admin.post<{ id: string; key: string }>('/keys', { name: 'mover', plan: 'month' });

@@ -178,6 +178,20 @@ describe('quota leases on Redis', () => {
     expect(await inRedis(a)).toMatchObject({ spent: 1_000, reservations: 0 });
   });
 
+  it("bill what a lease spent in the day's and the month's counters alike: a plan change keeps the spend", async () => {
+    const a = account();
+    const store = new RedisQuotaStore(redis, prefix, { now: () => noon });
+    for (let i = 0; i < 10; i++) await Promise.all(Array.from({ length: 10 }, () => decide(store, query({ account: a }))));
+    expect((await inRedis(a)).reservations).toBe(1);
+    await store.close();
+    const month = periodWindow('monthly', noon).id;
+    expect(await redis.mget(`${prefix}{${a}}:credits:${periodId}`, `${prefix}{${a}}:credits:${month}`)).toEqual(['1000', '1000']);
+    // Moved to a monthly plan, the key has spent what it spent this month.
+    const other = new RedisQuotaStore(redis, prefix, { leases: false });
+    expect(await other.balance(a, 'monthly', noon)).toMatchObject({ spent: 1_000 });
+    await other.close();
+  });
+
   it("settle a quiet key's lease once its window is over", async () => {
     const a = account();
     const store = new RedisQuotaStore(redis, prefix);

@@ -129,6 +129,7 @@ describe('settlement', () => {
       topup: 5,
       windowStartMs: noon,
       slots: 18,
+      periodStartMs: day.startMs,
       periodEndMs: day.endMs,
     });
     expect(l).toMatchObject({ id: '', slots: 0, allowance: 0, topup: 0, grantedAllowance: 0, grantedTopup: 0 });
