@@ -93,6 +93,8 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     logger: false,
     requestIdHeader: false,
     genReqId: requestId,
+    // Which client address counts (request.ip): server.trustProxy.
+    trustProxy: config.server.trustProxy,
     // Unused: no body goes through fastify's own parsers (request/body.ts reads them, bounded).
     bodyLimit: 1024,
     // A path the router cannot decode (`%zz`) goes to the pipeline, which answers 404 or 422

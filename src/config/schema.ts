@@ -1,5 +1,6 @@
 // The configuration schema: the single source of truth for the YAML file's shape, its types and
 // its defaults (contract section 3). Unknown keys are errors everywhere (strict objects).
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { RESERVED_CHAIN_IDS } from '../routes/resolve.js';
 import { closestRouteNames, ROUTE_NAMES } from '../routes/table.js';
@@ -90,6 +91,18 @@ export const corsSchema = z.strictObject({
     .default(600),
 });
 
+/** An address, a CIDR range (`10.0.0.0/8`, `fd00::/8`) or one of proxy-addr's names, as fastify's trustProxy takes them. */
+const proxyAddress = z.string().refine(
+  (v) => {
+    if (['loopback', 'linklocal', 'uniquelocal'].includes(v)) return true;
+    const [address = '', bits, extra] = v.split('/');
+    const family = isIP(address);
+    if (family === 0 || extra !== undefined) return false;
+    return bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+  },
+  { error: 'expected an IP address, a CIDR range, loopback, linklocal or uniquelocal' },
+);
+
 export const serverSchema = z.strictObject({
   /** Address to listen on. */
   host: nonEmpty('a host name or address').default('0.0.0.0'),
@@ -126,6 +139,20 @@ export const serverSchema = z.strictObject({
     .default(1),
   /** CORS on the public listener (http/cors.ts). */
   cors: corsSchema.default({ origins: ['*'], maxAgeSeconds: 600 }),
+  /**
+   * Which client address counts (security.badKeys), behind a reverse proxy or load balancer:
+   * false (default) the connection's own address; true the left-most address of
+   * `X-Forwarded-For` (only when every client comes through proxies that set it); a list of the
+   * proxies' addresses or CIDR ranges (or proxy-addr's names `loopback`, `linklocal`,
+   * `uniquelocal`), trusted to tell the address before them. fastify's `trustProxy`
+   * (https://fastify.dev/docs/latest/Reference/Server/#trustproxy); a number of hops is not
+   * offered: fastify 5 refuses to trust one, since it cannot tell a proxy from a client.
+   */
+  trustProxy: z
+    .union([z.boolean(), z.array(proxyAddress).min(1)], {
+      error: 'expected true, false or a list of proxy addresses',
+    })
+    .default(false),
 });
 
 export const redisSchema = z
@@ -337,6 +364,7 @@ export const configSchema = z
       requestTimeoutMs: 30_000,
       keepAliveTimeoutMs: 5_000,
       cors: { origins: ['*'], maxAgeSeconds: 600 },
+      trustProxy: false,
     }),
     redis: redisSchema.optional(),
     chains: z

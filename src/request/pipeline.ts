@@ -141,13 +141,13 @@ function afterRoute(
   // blocked, and counted only on a wrong key (below).
   const badKeys = state.badKeys;
   if (badKeys.blocking) {
-    const blockedMs = badKeys.blockedMs(request.raw.socket.remoteAddress, now);
+    const blockedMs = badKeys.blockedMs(request.ip, now);
     // RFC 9110 section 10.2.3: whole seconds, rounded up.
     if (blockedMs > 0) return void sendError(ctx, reply, 'TOO_MANY_BAD_KEYS', { 'retry-after': String(Math.ceil(blockedMs / 1000)) });
   }
   const key = authenticate(ctx, request.headers.authorization, apikeys, resolution, state.keys, now);
   if (typeof key === 'string') {
-    if (key === 'BAD_KEY') badKeyFrom(state, request.raw.socket.remoteAddress, now);
+    if (key === 'BAD_KEY') badKeyFrom(state, request.ip, now);
     return void sendError(ctx, reply, key);
   }
   ctx.key = key;

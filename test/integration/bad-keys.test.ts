@@ -33,8 +33,10 @@ interface Answer {
   body: unknown;
 }
 
-async function get(gw: TestGateway, path: string, key: string, localAddress: string): Promise<Answer> {
-  const res = await request(gw.url + path, { dispatcher: from(localAddress), headers: { authorization: `Bearer ${key}` } });
+async function get(gw: TestGateway, path: string, key: string, localAddress: string, forwardedFor?: string): Promise<Answer> {
+  const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+  if (forwardedFor !== undefined) headers['x-forwarded-for'] = forwardedFor;
+  const res = await request(gw.url + path, { dispatcher: from(localAddress), headers });
   const text = await res.body.text();
   const retryAfter = res.headers['retry-after'];
   return { status: res.statusCode, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined, body: JSON.parse(text) as unknown };
@@ -193,5 +195,26 @@ describe('security.badKeys settings', () => {
     expect((await get(gw, BALANCES, DEMO_KEY, '127.0.0.10')).status).toBe(200);
     gw.app.gateway.reload(makeConfig([explorer.url], { security: { badKeys: { failures: 0 } } }));
     expect((await get(gw, BALANCES, DEMO_KEY, '127.0.0.9')).status).toBe(200);
+  });
+});
+
+describe('server.trustProxy: which address counts', () => {
+  const settings = { failures: 3, windowSeconds: 60, blockSeconds: 60 };
+
+  it("by default, the connection's own: X-Forwarded-For changes nothing", async () => {
+    const { gw } = await gatewayAt({ security: { badKeys: settings } });
+    for (let i = 0; i < 3; i++) expect((await get(gw, BALANCES, `wrong-${i}`, '127.0.0.11', `198.51.100.${i}`)).status).toBe(401);
+    // A client cannot dodge the block by naming another address.
+    expect((await get(gw, BALANCES, DEMO_KEY, '127.0.0.11', '198.51.100.99')).status).toBe(429);
+  });
+
+  it('behind trusted proxies, the address they forward: one client is blocked, another behind the same proxy is served', async () => {
+    const { gw } = await gatewayAt({ server: { trustProxy: ['127.0.0.12'] }, security: { badKeys: settings } });
+    for (let i = 0; i < 3; i++) expect((await get(gw, BALANCES, `wrong-${i}`, '127.0.0.12', '203.0.113.7')).status).toBe(401);
+    expect(await get(gw, BALANCES, DEMO_KEY, '127.0.0.12', '203.0.113.7')).toMatchObject({ status: 429, retryAfter: '60' });
+    expect((await get(gw, BALANCES, DEMO_KEY, '127.0.0.12', '203.0.113.8')).status).toBe(200);
+    // From an address that is not a trusted proxy, X-Forwarded-For is not believed.
+    for (let i = 0; i < 3; i++) expect((await get(gw, BALANCES, `wrong-${i}`, '127.0.0.13', '203.0.113.9')).status).toBe(401);
+    expect((await get(gw, BALANCES, DEMO_KEY, '127.0.0.13', '203.0.113.10')).status).toBe(429);
   });
 });

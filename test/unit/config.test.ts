@@ -36,6 +36,7 @@ describe('configuration', () => {
       requestTimeoutMs: 30_000,
       keepAliveTimeoutMs: 5_000,
       cors: { origins: ['*'], maxAgeSeconds: 600 },
+      trustProxy: false,
     });
     expect(c.metrics).toEqual({ enabled: true, host: '127.0.0.1' });
     expect(c.health).toEqual({ probeIntervalMs: 10_000, probeTimeoutMs: 2_000 });
@@ -110,6 +111,14 @@ keys:
     expect(problems(chain('https://re%zzader:x@explorer.example.org/'))).toEqual([
       'test.yaml:2: chains.1.upstreams[0]: expected user:password@ to be percent-encoded',
     ]);
+  });
+
+  it('takes server.trustProxy as true, false or a list of proxy addresses, CIDR ranges and proxy-addr names, and says what is wrong', () => {
+    const server = (v: string) => `${MINIMAL}server: { trustProxy: ${v} }\n`;
+    expect(parseConfig(server('true'), 't', {}).server.trustProxy).toBe(true);
+    expect(parseConfig(server('[10.0.0.0/8, "fd00::/8", 127.0.0.1, loopback]'), 't', {}).server.trustProxy).toHaveLength(4);
+    for (const bad of ['[proxy.example.org]', '[10.0.0.0/33]', '[10.0.0.1/8/1]', '[]', '2']) expect(problems(server(bad))).toHaveLength(1);
+    expect(problems(server('[10.0.0.0/33]'))[0]).toContain('expected an IP address, a CIDR range, loopback, linklocal or uniquelocal');
   });
 
   it('says what is wrong with a chain id or plan name', () => {
