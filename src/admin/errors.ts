@@ -22,6 +22,8 @@ export const ADMIN_ERRORS = {
   INVALID_RANGE: { status: 400 },
   /** fastify's own 4xx (a body that is not JSON, too large, of another type): its status. */
   BAD_REQUEST: { status: 400 },
+  /** The records store (or Redis) is away or cannot write now: nothing was changed; try again. */
+  STORE_UNAVAILABLE: { status: 503 },
   INTERNAL: { status: 500 },
 } as const satisfies Record<string, { status: number }>;
 

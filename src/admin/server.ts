@@ -15,6 +15,7 @@ import { AdminError } from './errors.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import { registerRecordRoutes } from './routes/records.js';
 import { AdminService } from './service.js';
+import { storeUnavailable } from '../store/faults.js';
 
 /** Failed authentications an address may make per minute before it is refused for five. */
 const FAILED_AUTH_POINTS = 10;
@@ -78,6 +79,14 @@ export function buildAdminServer(token: string, deps: AdminDeps): FastifyInstanc
     // fastify's own: a body that is not JSON, too large, of another type.
     if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
       return refuse(reply, new AdminError('BAD_REQUEST', err.message, {}, err.statusCode));
+    }
+    if (storeUnavailable(err)) {
+      deps.log.error({ err: err.message }, 'admin API: the store did not answer');
+      reply.header('retry-after', '5');
+      return refuse(
+        reply,
+        new AdminError('STORE_UNAVAILABLE', 'The store is not answering; try again (a GET shows whether the change was made)'),
+      );
     }
     deps.log.error({ err }, 'admin API error');
     return refuse(reply, new AdminError('INTERNAL', 'Internal error'));

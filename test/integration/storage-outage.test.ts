@@ -13,6 +13,7 @@ import { utcDay } from '../../src/store/day.js';
 import { PostgresStore } from '../../src/store/postgres.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import type { LedgerStore } from '../../src/store/types.js';
+import { adminClient, ADMIN_TOKEN } from '../support/admin.js';
 import { ADDRESS, DEMO_KEY, makeConfig, startGateway } from '../support/gateway.js';
 import { POSTGRES_URL, testSchemas } from '../support/postgres.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
@@ -81,7 +82,7 @@ describe('a gateway whose PostgreSQL is away at start and comes back', () => {
     await schemas.dropAll();
   });
 
-  it('serves its configured key meanwhile, says so on /readyz and /metrics, then writes the usage and ledgers it kept', async () => {
+  it('serves its configured key meanwhile, says so on /readyz and /metrics, answers admin writes 503, then writes the usage and ledgers it kept', async () => {
     const pg = new URL(POSTGRES_URL);
     const proxy = await startTcpProxy(pg.hostname, Number(pg.port || 5432));
     await proxy.cut();
@@ -94,8 +95,10 @@ describe('a gateway whose PostgreSQL is away at start and comes back', () => {
         storage: { url: through.toString(), schema },
         plans: { free: { rps: 1000, credits: 1_000, period: 'monthly' } },
         costs: { default: 3, routes: {} },
+        admin: { token: ADMIN_TOKEN, host: '127.0.0.1', port: 0 },
       }),
     );
+    const admin = adminClient(() => gw.app.gateway.adminUrl()!);
     try {
       const path = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
       for (let i = 0; i < 4; i++) expect((await gw.get(path)).status).toBe(200);
@@ -106,6 +109,17 @@ describe('a gateway whose PostgreSQL is away at start and comes back', () => {
       expect(metrics).toMatch(/^egw_storage_up 0$/m);
       await gw.app.gateway.state().usage?.flush();
       expect(Number(/^egw_usage_rows_waiting (\d+)$/m.exec(await (await gw.ops('/metrics')).text())?.[1])).toBe(1);
+      // An operator's write while the store is away: 503 with Retry-After, something to retry, not a 500.
+      const refused = await fetch(`${gw.app.gateway.adminUrl()!}/keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'while-away', plan: 'free' }),
+      });
+      expect([refused.status, refused.headers.get('retry-after'), ((await refused.json()) as { message: string }).message]).toEqual([
+        503,
+        '5',
+        'The store is not answering; try again (a GET shows whether the change was made)',
+      ]);
 
       await proxy.restore();
       await until(async () => {
@@ -114,6 +128,7 @@ describe('a gateway whose PostgreSQL is away at start and comes back', () => {
       }, 'the store to answer again (pinged every 5 s)');
       expect((await gw.get(path)).status).toBe(200);
       await gw.app.gateway.state().usage?.flush();
+      expect((await admin.post('/keys', { name: 'after', plan: 'free' })).status).toBe(201);
 
       const reader = new PostgresStore(POSTGRES_URL, { schema, ledgers: true });
       try {
