@@ -165,6 +165,9 @@ export class Resources {
     this.runtime = new RuntimeKeys(this.store.keys, (change) => this.applyKeyChange(change), this.log);
     const usage = this.store.usage;
     this.usage = config.usage.enabled ? new UsageRecorder((rows, batchId) => usage.addUsage(rows, batchId), this.log, this.now) : undefined;
+    // Without Redis the ledgers and the usage rows live in one store: credits are counted in usage
+    // as they are billed, and both are written in one transaction (quota/memory.ts, joinUsage).
+    if (this.usage && !deps.quotaStore && this.quotaStore instanceof MemoryQuotaStore) this.quotaStore.joinUsage(this.usage);
     this.upstreamWarnings = new ThrottledWarnings(this.log, 'upstream failure', this.now);
     const cacheWarning = new ThrottledWarning(this.log, 'shared cache tier failed; treating as a miss', this.now);
     this.sharedTier =

@@ -26,7 +26,14 @@
 // hash of the account, so that the file holds no sha256 of a key: store/sqlite.ts says why). The
 // ledgers here stay under their accounts; rows are written under their sealed names, and a stored
 // row is taken up when its account is first seen (its sealed name computed once, then remembered).
-import type { LedgerRow, LedgerStore } from '../store/types.js';
+//
+// Joined to the usage recorder (`joinUsage`: a ledger store that writes ledgers and usage rows in
+// one transaction, store/types.ts), a decision adds the credits it bills to the request's usage
+// row in the same synchronous step as it takes them from the ledger, a refund takes them off
+// both, and each write carries the changed ledgers and the usage batches together: usage credits
+// equal the credits the ledgers were charged in memory at every instant, and so in the store
+// after every write, whenever the process dies (README, "Usage equals billing").
+import type { LedgerRow, LedgerStore, UsageBatch } from '../store/types.js';
 import { periodWindow, type Period } from './period.js';
 import type { Balance, QuotaDecision, QuotaQuery, QuotaStore, Refund } from './types.js';
 import { resetMs, windowHolds, type RateWindow } from './window.js';
@@ -39,6 +46,16 @@ export const LEDGER_FLUSH_MS = 1_000;
 
 /** A ledger store that names its rows itself (store/sqlite.ts); without sealAccount, rows are named by their accounts. */
 export type LedgerPersistence = LedgerStore & { sealAccount?(account: string): string };
+
+/** The usage recorder as a joined quota store sees it (usage/recorder.ts). */
+export interface BilledUsage {
+  bill(nowMs: number, keyId: string, chain: string, route: string, credits: number): void;
+  /** Whether anything counted is not written yet. */
+  readonly waiting: boolean;
+  takeBatches(): UsageBatch[];
+  settle(err?: unknown): void;
+  joinLedgers(flush: () => Promise<void>): void;
+}
 
 /** Whether a day's id (`d20261126`) lies in a month's (`m202611`): the month's six digits follow the day's `d`. */
 function inMonth(day: string, month: string): boolean {
@@ -61,7 +78,21 @@ export class MemoryQuotaStore implements QuotaStore {
   /** Accounts' row names, computed once each (bounded as `ledgers` is). */
   private readonly names = new Map<string, string>();
 
+  /** The usage recorder whose rows are written with the ledgers, once joined. */
+  private usage: BilledUsage | undefined;
+
   constructor(private readonly persistence?: LedgerPersistence) {}
+
+  /**
+   * Counts credits in `usage` when they are billed and writes its rows with the ledgers, in one
+   * transaction; only where the ledger store can (saveLedgersAndUsage). Returns whether joined.
+   */
+  joinUsage(usage: BilledUsage): boolean {
+    if (!this.persistence?.saveLedgersAndUsage || this.usage) return false;
+    this.usage = usage;
+    usage.joinLedgers(() => this.flush());
+    return true;
+  }
 
   /** The name of an account's row in the persistence. */
   private rowName(account: string): string {
@@ -198,6 +229,11 @@ export class MemoryQuotaStore implements QuotaStore {
       ledger.monthSpent += fromAllowance;
       ledger.topup -= fromTopup;
       if (this.persistence) this.dirty.add(q.account);
+      // In the same step: the write that carries this debit carries its usage credits.
+      const usage = this.usage;
+      if (usage !== undefined && q.keyId !== undefined && q.chain !== undefined && q.route !== undefined) {
+        usage.bill(q.nowMs, q.keyId, q.chain, q.route, billed);
+      }
     }
     // One object literal, no spread: this runs on every request (object spread costs ~2 us here).
     return {
@@ -237,6 +273,8 @@ export class MemoryQuotaStore implements QuotaStore {
       if (toMonth) ledger.monthSpent = Math.max(ledger.monthSpent - amount, 0);
     }
     if (this.persistence) this.dirty.add(r.account);
+    const usage = this.usage;
+    if (usage !== undefined && r.usage !== undefined) usage.bill(r.usage.nowMs, r.usage.keyId, r.usage.chain, r.usage.route, -r.amount);
     return Promise.resolve();
   }
 
@@ -289,7 +327,8 @@ export class MemoryQuotaStore implements QuotaStore {
     // Nothing is written over stored ledgers not read yet: they would be lost.
     if (!persistence || !this.stored) return;
     while (this.writing) await this.writing.catch(() => undefined);
-    if (this.dirty.size === 0) return;
+    const usage = this.usage;
+    if (this.dirty.size === 0 && !usage?.waiting) return;
     const accounts = [...this.dirty];
     this.dirty.clear();
     const rows = accounts.flatMap((account) => {
@@ -298,12 +337,15 @@ export class MemoryQuotaStore implements QuotaStore {
         ? [{ account: this.rowName(account), day: l.day, daySpent: l.daySpent, month: l.month, monthSpent: l.monthSpent, topup: l.topup }]
         : [];
     });
-    const write = persistence.saveLedgers(rows);
+    // Taken in the same synchronous step as the ledger rows: both as of the same instant.
+    const write = usage ? persistence.saveLedgersAndUsage!(rows, usage.takeBatches()) : persistence.saveLedgers(rows);
     this.writing = write;
     try {
       await write;
+      usage?.settle();
     } catch (err) {
       for (const account of accounts) this.dirty.add(account);
+      usage?.settle(err);
       throw err;
     } finally {
       this.writing = undefined;

@@ -12,6 +12,8 @@ export const STORE_BACKOFF_MS = 1_000;
 export interface QuotaSubject {
   /** The identity every counter is kept under (QuotaQuery.account). */
   readonly account: string;
+  /** The key's id, as usage rows name it (keys/ring.ts). */
+  readonly id?: string;
   readonly plan: { readonly rps: number; readonly credits: number; readonly period: Period };
 }
 
@@ -35,11 +37,19 @@ export class QuotaStep {
    * for a promise; the store's own promise when it is remote, which may reject: the caller
    * passes the error to storeFailed (one promise per request on the Redis path, not two).
    */
-  decide(key: QuotaSubject, cost: number, nowMs = this.now()): QuotaDecision | undefined | Promise<QuotaDecision> {
+  decide(
+    key: QuotaSubject,
+    cost: number,
+    nowMs = this.now(),
+    chain?: string,
+    route?: string,
+  ): QuotaDecision | undefined | Promise<QuotaDecision> {
     if (nowMs < this.skipUntil) return this.failed(new Error('quota store backing off after a timeout'));
     const { rps, credits, period } = key.plan;
     try {
-      return this.store.decide({ account: key.account, rps, credits, period, cost, nowMs });
+      // The usage row's names ride in the query (no object of their own): a store joined to the
+      // usage recorder counts the credits there as it bills them (memory.ts).
+      return this.store.decide({ account: key.account, rps, credits, period, cost, nowMs, keyId: key.id, chain, route });
     } catch (err) {
       return this.storeFailed(err);
     }

@@ -25,6 +25,21 @@ export interface QuotaQuery {
    * it, never from a store's own clock.
    */
   nowMs: number;
+  /**
+   * The usage row the credits count in (the key's id, the chain, the route), for a store that
+   * counts them when it bills them (memory.ts, joined to the usage recorder); others ignore them.
+   */
+  keyId?: string | undefined;
+  chain?: string | undefined;
+  route?: string | undefined;
+}
+
+/** The usage row a decision's credits were counted in, at the decision's instant (QuotaQuery). */
+export interface UsageRowRef {
+  nowMs: number;
+  keyId: string;
+  chain: string;
+  route: string;
 }
 
 export type QuotaOutcome = 'ok' | 'rate_limited' | 'out_of_credits';
@@ -52,6 +67,8 @@ export interface Refund {
   amount: number;
   /** Of `amount`, what goes back to bought credits. */
   fromTopup: number;
+  /** The usage row the decision counted its credits in, taken off it as well (QuotaQuery.keyId). */
+  usage?: UsageRowRef | undefined;
 }
 
 /** An account's standing in the period `nowMs` falls in. */

@@ -19,7 +19,11 @@ export function finish(state: GatewayState, ctx: RequestContext, method: string,
     charged = chargedFor(d.billed, ctx.status);
     if (charged < d.billed) {
       // All of it back, to the buckets it came from (a 5xx is all or nothing).
-      state.quota.refund({ account: key.account, periodId: d.periodId, amount: d.billed, fromTopup: d.fromTopup });
+      const usage =
+        ctx.chainId !== undefined && ctx.route !== undefined
+          ? { nowMs: ctx.nowMs, keyId: key.id, chain: ctx.chainId, route: ctx.route }
+          : undefined;
+      state.quota.refund({ account: key.account, periodId: d.periodId, amount: d.billed, fromTopup: d.fromTopup, usage });
     }
   }
   const { metrics } = state;

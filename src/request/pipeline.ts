@@ -155,7 +155,7 @@ function afterRoute(
   if (resolution.rpc) return rpcRequest(state, ctx, request, reply, key, state.chains.get(resolution.chainId)!);
 
   // 3. Rate limit, and credits in the same decision when the request is valid: one round trip.
-  const decided = state.quota.decide(key, resolved.cost, now);
+  const decided = state.quota.decide(key, resolved.cost, now, ctx.chainId, ctx.route);
   if (decided instanceof Promise) {
     return decided.then(
       (decision) => afterQuota(state, ctx, request, reply, resolved, decision, state.now(), form),

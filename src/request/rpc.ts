@@ -63,10 +63,13 @@ export async function rpcRequest(
   const read = await readBody(request, RPC_MAX_BODY_BYTES);
   const parsed = read.ok ? parseBody(read.body.toString('utf8'), state.config.rpc.maxBatch) : undefined;
   const now = state.now();
+  // The decisions' instant is the usage rows' too: the credits counted as they are billed
+  // (quota/memory.ts) and the request's other counts fall on one day.
+  ctx.nowMs = now;
   if (parsed === undefined || parsed.kind === 'refused' || parsed.kind === 'too-many') {
     // A body that is no call (or too much of one) still counts as one request for the rate limit,
     // checked before validation (contract section 4), and costs nothing.
-    const decided = await decideAll(state, key, [0], now);
+    const decided = await decideAll(state, ctx, key, [0], ['rpc'], now);
     if (decided.refusal !== undefined) return refuseQuota(state, ctx, reply, key, decided, [], 'refused');
     ctx.decision = summary(decided.decisions, 0);
     let status = 200;
@@ -109,8 +112,10 @@ export async function rpcRequest(
   // a turn's decisions as one script call per key).
   const decided = await decideAll(
     state,
+    ctx,
     key,
     slots.map((s) => s.cost),
+    slots.map((s) => s.route),
     now,
   );
   slots.forEach((s, i) => (s.decision = decided.decisions[i]));
@@ -135,8 +140,18 @@ interface Decided {
   refusal: 'RATE_LIMITED' | 'OUT_OF_CREDITS' | 'QUOTA_UNAVAILABLE' | undefined;
 }
 
-async function decideAll(state: GatewayState, key: ApiKey, costs: number[], now: number): Promise<Decided> {
-  const pending = costs.map((cost) => settled(state.quota.decide(key, cost, now)).catch((err: unknown) => state.quota.storeFailed(err)));
+async function decideAll(
+  state: GatewayState,
+  ctx: RequestContext,
+  key: ApiKey,
+  costs: number[],
+  routes: string[],
+  now: number,
+): Promise<Decided> {
+  const chain = ctx.chainId ?? 'none';
+  const pending = costs.map((cost, i) =>
+    settled(state.quota.decide(key, cost, now, chain, routes[i])).catch((err: unknown) => state.quota.storeFailed(err)),
+  );
   const decisions = await Promise.all(pending);
   let refusal: Decided['refusal'];
   if (decisions.some((d) => d === undefined) && state.onQuotaError === 'closed') refusal = 'QUOTA_UNAVAILABLE';
@@ -169,9 +184,10 @@ function refuseQuota(
   const code = decided.refusal!;
   const spec = ERRORS[code];
   let refunded = 0;
-  decided.decisions.forEach((d) => {
+  decided.decisions.forEach((d, i) => {
     if (d === undefined || d.billed === 0) return;
-    state.quota.refund({ account: key.account, periodId: d.periodId, amount: d.billed, fromTopup: d.fromTopup });
+    const usage = { nowMs: ctx.nowMs, keyId: key.id, chain: ctx.chainId ?? 'none', route: slots[i]?.route ?? 'rpc' };
+    state.quota.refund({ account: key.account, periodId: d.periodId, amount: d.billed, fromTopup: d.fromTopup, usage });
     refunded += d.billed;
   });
   ctx.decision = summary(decided.decisions, refunded);
@@ -230,7 +246,8 @@ function settle(state: GatewayState, ctx: RequestContext, key: ApiKey, slot: Slo
   let charged = d?.billed ?? 0;
   let refunded = 0;
   if (d !== undefined && d.billed > 0 && slot.status >= 500) {
-    state.quota.refund({ account: key.account, periodId: d.periodId, amount: d.billed, fromTopup: d.fromTopup });
+    const usage = { nowMs: ctx.nowMs, keyId: key.id, chain: ctx.chainId ?? 'none', route: slot.route };
+    state.quota.refund({ account: key.account, periodId: d.periodId, amount: d.billed, fromTopup: d.fromTopup, usage });
     refunded = d.billed;
     charged = 0;
   }

@@ -30,10 +30,12 @@ import type {
   LedgerRow,
   LedgerStore,
   Storage,
+  UsageBatch,
   UsageQuery,
   UsageRow,
   UsageStore,
 } from './types.js';
+import { withOutcomeUnknown } from './types.js';
 
 /** The newest schema version this code writes and reads: the number of MIGRATIONS. */
 export const POSTGRES_SCHEMA_VERSION = 2;
@@ -448,12 +450,13 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
    * https://node-postgres.com/apis/pool#releasing-clients), and the server rolls back a
    * transaction whose session ends.
    */
-  private async transaction<T>(run: (client: PoolClient) => Promise<T>): Promise<T> {
+  private async transaction<T>(run: (client: PoolClient) => Promise<T>, progress?: { committing: boolean }): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
       const result = await run(client);
+      if (progress) progress.committing = true;
       await client.query('COMMIT');
       return result;
     } catch (err) {
@@ -658,13 +661,19 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
     const at = this.now();
     await this.transaction(async (client) => {
       await client.query(`DELETE FROM ${this.s}.usage_batches WHERE at < $1`, [at - BATCH_MEMORY_MS]);
-      const { rowCount } = await client.query(`INSERT INTO ${this.s}.usage_batches (id, at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, [
-        batchId,
-        at,
-      ]);
-      if (!rowCount) return; // added before
-      await client.query(
-        `INSERT INTO ${this.s}.usage AS u (day, key_id, chain, route, requests, credits, cache_hits, refused, errors)
+      await this.addBatch(client, sums, batchId, at);
+    });
+  }
+
+  /** One batch's summed rows, inside a transaction; nothing when its id is there already (added before). */
+  private async addBatch(client: PoolClient, sums: readonly UsageRow[], batchId: string, at: number): Promise<void> {
+    const { rowCount } = await client.query(`INSERT INTO ${this.s}.usage_batches (id, at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, [
+      batchId,
+      at,
+    ]);
+    if (!rowCount) return; // added before
+    await client.query(
+      `INSERT INTO ${this.s}.usage AS u (day, key_id, chain, route, requests, credits, cache_hits, refused, errors)
          SELECT * FROM unnest($1::date[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[])
          ON CONFLICT (day, key_id, chain, route) DO UPDATE SET
            requests = u.requests + excluded.requests,
@@ -672,15 +681,14 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
            cache_hits = u.cache_hits + excluded.cache_hits,
            refused = u.refused + excluded.refused,
            errors = u.errors + excluded.errors`,
-        [
-          sums.map((r) => r.day),
-          sums.map((r) => r.keyId),
-          sums.map((r) => r.chain),
-          sums.map((r) => r.route),
-          ...COUNTERS.map((c) => sums.map((r) => r[c])),
-        ],
-      );
-    });
+      [
+        sums.map((r) => r.day),
+        sums.map((r) => r.keyId),
+        sums.map((r) => r.chain),
+        sums.map((r) => r.route),
+        ...COUNTERS.map((c) => sums.map((r) => r[c])),
+      ],
+    );
   }
 
   /** Days come back as `YYYY-MM-DD` whatever the session's DateStyle (to_char), not as a JS Date. */
@@ -736,12 +744,43 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
 
   /** One statement, so one transaction: every row or none. An account given twice keeps its last row, as a map would. */
   async saveLedgers(rows: readonly LedgerRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.migrate();
+    await this.saveLedgerRows(this.pool, rows);
+  }
+
+  /**
+   * The ledger rows and the usage batches in one transaction (LedgerStore.saveLedgersAndUsage).
+   * A failure before COMMIT was sent wrote nothing: the server rolls back a transaction that is
+   * not committed, whether by ROLLBACK or by the end of its session (transaction() above); a
+   * COMMIT refused by the server wrote nothing either. A COMMIT whose answer was lost may have
+   * been committed: its error says so (withOutcomeUnknown), and the batches' ids keep their
+   * rows from being added twice when they are sent again.
+   */
+  async saveLedgersAndUsage(rows: readonly LedgerRow[], batches: readonly UsageBatch[]): Promise<void> {
+    const sums = batches.map((b) => ({ id: b.id, rows: sumRows(b.rows) })).filter((b) => b.rows.length > 0);
+    if (rows.length === 0 && sums.length === 0) return;
+    await this.migrate();
+    const at = this.now();
+    const progress = { committing: false };
+    try {
+      await this.transaction(async (client) => {
+        if (sums.length > 0) await client.query(`DELETE FROM ${this.s}.usage_batches WHERE at < $1`, [at - BATCH_MEMORY_MS]);
+        for (const b of sums) await this.addBatch(client, b.rows, b.id, at);
+        if (rows.length > 0) await this.saveLedgerRows(client, rows);
+      }, progress);
+    } catch (err) {
+      throw progress.committing && !(err instanceof pg.DatabaseError) ? withOutcomeUnknown(err) : err;
+    }
+  }
+
+  private async saveLedgerRows(client: PoolClient | pg.Pool, rows: readonly LedgerRow[]): Promise<void> {
     const last = new Map<string, LedgerRow>();
     for (const r of rows) last.set(r.account, r);
     if (last.size === 0) return;
     // Sorted, as usage rows are: two saves at once lock their rows in one order.
     const sorted = [...last.values()].sort((a, b) => compare(a.account, b.account));
-    await this.query(
+    await client.query(
       `INSERT INTO ${this.s}.ledgers (account, day, day_spent, month, month_spent, topup)
        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::bigint[])
        ON CONFLICT (account) DO UPDATE SET day = excluded.day, day_spent = excluded.day_spent, month = excluded.month,

@@ -75,6 +75,7 @@ import type {
   LedgerRow,
   LedgerStore,
   Storage,
+  UsageBatch,
   UsageQuery,
   UsageRow,
   UsageStore,
@@ -385,6 +386,8 @@ interface Connection {
   stmt: ReturnType<typeof prepareStatements>;
   addUsageTx: (rows: readonly UsageRow[], batchId: string) => void;
   saveLedgersTx: (rows: readonly LedgerRow[]) => void;
+  /** Ledger rows and usage batches: all or nothing (the inner transactions become savepoints). */
+  saveLedgersAndUsageTx: (rows: readonly LedgerRow[], batches: readonly UsageBatch[]) => void;
   /** A key write and its audit entry: both or neither. */
   keyWriteTx: (write: () => boolean, audit: AuditEntry) => boolean;
   /** The file's device and inode when opened; undefined for `:memory:`. */
@@ -487,7 +490,7 @@ function openConnection(path: string, now: () => number): Connection {
     if (secretHex === undefined) throw new StoreFault(`the store file ${path} has no ledger_secret`);
     const stmt = prepareStatements(db);
     const stat = memory ? undefined : statSync(path);
-    return {
+    const conn: Connection = {
       db,
       stmt,
       file: stat && { dev: stat.dev, ino: stat.ino },
@@ -522,6 +525,11 @@ function openConnection(path: string, now: () => number): Connection {
           });
         }
       }),
+      saveLedgersAndUsageTx: db.transaction((rows: readonly LedgerRow[], batches: readonly UsageBatch[]) => {
+        // The two transactions of this connection: called inside this one, they are savepoints of it (https://github.com/WiseLibs/better-sqlite3/blob/master/docs/api.md#transactionfunction---function).
+        conn.saveLedgersTx(rows);
+        for (const b of batches) if (b.rows.length > 0) conn.addUsageTx(b.rows, b.id);
+      }),
       // The write, then its audit entry if it changed something; an error in either undoes both.
       keyWriteTx: db.transaction((write: () => boolean, audit: AuditEntry): boolean => {
         const changed = write();
@@ -529,6 +537,7 @@ function openConnection(path: string, now: () => number): Connection {
         return changed;
       }),
     };
+    return conn;
   } catch (err) {
     db.close();
     throw err;
@@ -871,6 +880,12 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
   saveLedgers(rows: readonly LedgerRow[]): Promise<void> {
     if (rows.length === 0) return Promise.resolve();
     return this.write('saveLedgers', (c) => c.saveLedgersTx(rows));
+  }
+
+  /** One transaction; a failed one is rolled back before the call returns, so nothing is written. */
+  saveLedgersAndUsage(rows: readonly LedgerRow[], batches: readonly UsageBatch[]): Promise<void> {
+    if (rows.length === 0 && batches.every((b) => b.rows.length === 0)) return Promise.resolve();
+    return this.write('saveLedgersAndUsage', (c) => c.saveLedgersAndUsageTx(rows, batches));
   }
 
   /**

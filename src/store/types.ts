@@ -131,6 +131,12 @@ export interface LedgerRow {
   topup: number;
 }
 
+/** Usage rows sent under one id: the store adds them at most once (UsageStore.addUsage). */
+export interface UsageBatch {
+  id: string;
+  rows: readonly UsageRow[];
+}
+
 /**
  * What an in-process quota store (quota/memory.ts) needs to survive a restart without Redis:
  * every account's ledger. Not offered where Redis keeps the counters.
@@ -139,6 +145,25 @@ export interface LedgerStore {
   loadLedgers(): Promise<LedgerRow[]>;
   /** Upserts, in one transaction. */
   saveLedgers(rows: readonly LedgerRow[]): Promise<void>;
+  /**
+   * Upserts the ledger rows and adds the usage batches (each at most once, as addUsage does) in
+   * one transaction: all of it or nothing, so that the credits charged to the ledgers and the
+   * credits in usage rows are written together (quota/memory.ts). A rejection means nothing was
+   * written, unless `outcomeUnknown(err)`: the commit was sent and its answer lost.
+   */
+  saveLedgersAndUsage?(rows: readonly LedgerRow[], batches: readonly UsageBatch[]): Promise<void>;
+}
+
+/** Marks a write's error as one whose transaction may have been committed all the same. */
+export function withOutcomeUnknown(err: unknown): Error {
+  const error = err instanceof Error ? err : new Error(String(err));
+  (error as Error & { outcomeUnknown?: boolean }).outcomeUnknown = true;
+  return error;
+}
+
+/** Whether a failed write may have been committed all the same (LedgerStore.saveLedgersAndUsage). */
+export function outcomeUnknown(err: unknown): boolean {
+  return (err as { outcomeUnknown?: unknown } | undefined)?.outcomeUnknown === true;
 }
 
 export type StorageKind = 'memory' | 'sqlite' | 'redis' | 'postgres';

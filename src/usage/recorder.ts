@@ -7,9 +7,20 @@
 // not counted twice, and nothing is lost while the store is away. Counts made meanwhile wait in
 // memory (one row per day, key, chain and route, however long the wait). A crash loses at most
 // the last second.
+//
+// Joined to the in-process quota store (quota/memory.ts: without Redis, where the ledgers live in
+// the same store as the usage rows), the credits are counted when they are billed: the quota
+// store adds a decision's credits to its usage row (`bill`) in the same synchronous step as it
+// takes them from the ledger, and takes a refund off both alike; requests, cache hits, refusals
+// and errors are still counted when the request ends. The quota store then writes the changed
+// ledgers and the usage batches in one transaction (`takeBatches`, `settle`), once a second and
+// at close, and this recorder writes nothing itself: after a crash, usage credits equal what the
+// ledgers were charged, both as of the last write. A joined write that failed and certainly
+// wrote nothing gives its new counts back to the next batch; one whose outcome is unknown (a
+// commit whose answer was lost) keeps its batch, sent again under its id before anything newer.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { UsageCounts, UsageRow } from '../store/types.js';
+import { outcomeUnknown, type UsageBatch, type UsageCounts, type UsageRow } from '../store/types.js';
 import { ThrottledWarning } from '../observability/throttled-log.js';
 import { DAY_MS, utcDay } from '../store/day.js';
 
@@ -17,6 +28,8 @@ import { DAY_MS, utcDay } from '../store/day.js';
 export const USAGE_FLUSH_MS = 1_000;
 
 type Counts = UsageCounts;
+/** A batch of this recorder's: its rows are its own. */
+type Batch = UsageBatch & { rows: UsageRow[] };
 const zero = (): Counts => ({ requests: 0, credits: 0, cacheHits: 0, refused: 0, errors: 0 });
 
 export class UsageRecorder {
@@ -25,10 +38,17 @@ export class UsageRecorder {
   /** The day of the last instant seen, and when it ends: one Date per day, not one per request. */
   private day = '';
   private dayEnds = 0;
-  private readonly timer: NodeJS.Timeout;
+  private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
-  /** A batch whose write failed: sent again as it is before anything newer. */
-  private unsent: { id: string; rows: UsageRow[] } | undefined;
+  /**
+   * Batches whose write failed, oldest first: sent again as they are before anything newer. At
+   * most one when not joined; joined, one more for each write whose outcome was unknown.
+   */
+  private unsent: Batch[] = [];
+  /** Joined to the quota store: its flush writes the usage rows with the ledgers. */
+  private joined: (() => Promise<void>) | undefined;
+  /** The batch made from pending counts by the last `takeBatches`, until `settle`. */
+  private taken: Batch | undefined;
   /** Batch ids: this process's random prefix and a counter. */
   private readonly batchPrefix = randomUUID();
   private batches = 0;
@@ -44,15 +64,34 @@ export class UsageRecorder {
     this.timer.unref();
   }
 
-  /** One finished request of a key. */
-  record(nowMs: number, keyId: string, chain: string, route: string, status: number, credits: number, cacheHit: boolean): void {
+  /**
+   * Hands the writes to the quota store (quota/memory.ts, `joinUsage`): from now on credits are
+   * counted by `bill`, not by `record`, and `flush` is the quota store's.
+   */
+  joinLedgers(flush: () => Promise<void>): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.joined = flush;
+  }
+
+  private dayOf(nowMs: number): string {
     if (nowMs >= this.dayEnds || nowMs < this.dayEnds - DAY_MS) {
       this.day = utcDay(nowMs);
       this.dayEnds = Date.parse(`${this.day}T00:00:00Z`) + DAY_MS;
     }
-    const c = this.counts(this.day, keyId, chain, route);
+    return this.day;
+  }
+
+  /** Credits billed (a refund: negative) to a request of the key, at its decision's instant. */
+  bill(nowMs: number, keyId: string, chain: string, route: string, credits: number): void {
+    this.counts(this.dayOf(nowMs), keyId, chain, route).credits += credits;
+  }
+
+  /** One finished request of a key; `credits` counts only when not joined (then `bill` did). */
+  record(nowMs: number, keyId: string, chain: string, route: string, status: number, credits: number, cacheHit: boolean): void {
+    const c = this.counts(this.dayOf(nowMs), keyId, chain, route);
     c.requests++;
-    c.credits += credits;
+    if (this.joined === undefined) c.credits += credits;
     if (cacheHit) c.cacheHits++;
     if (status === 402 || status === 403 || status === 429) c.refused++;
     else if (status >= 500) c.errors++;
@@ -72,36 +111,91 @@ export class UsageRecorder {
 
   /** Rows counted and not written yet: the batch waiting to be sent again, and what was counted since. */
   get waitingRows(): number {
-    let n = this.unsent?.rows.length ?? 0;
+    let n = 0;
+    for (const b of this.unsent) n += b.rows.length;
+    if (this.taken) n += this.taken.rows.length;
     for (const keys of this.pending.values()) for (const chains of keys.values()) for (const routes of chains.values()) n += routes.size;
     return n;
   }
 
-  /** Writes what was counted since the last write; one write at a time. */
+  /** Whether anything counted is not written yet. */
+  get waiting(): boolean {
+    return this.unsent.length > 0 || this.pending.size > 0;
+  }
+
+  /** Writes what was counted since the last write; one write at a time. Joined: the quota store's write of both. */
   flush(): Promise<void> {
+    const joined = this.joined;
+    if (joined) return joined().catch(() => undefined);
     this.flushing ??= this.writePending().finally(() => {
       this.flushing = undefined;
     });
     return this.flushing;
   }
 
-  private async writePending(): Promise<void> {
-    if (this.unsent) {
-      if (!(await this.send(this.unsent))) return;
-      this.unsent = undefined;
-    }
-    if (this.pending.size === 0) return;
+  /** The pending counts as a new batch (undefined when there are none); pending starts empty. */
+  private drain(): Batch | undefined {
+    if (this.pending.size === 0) return undefined;
     const batch = this.pending;
     this.pending = new Map();
     const rows: UsageRow[] = [];
     for (const [day, keys] of batch)
       for (const [keyId, chains] of keys)
         for (const [chain, routes] of chains) for (const [route, c] of routes) rows.push({ day, keyId, chain, route, ...c });
-    const next = { id: `${this.batchPrefix}-${++this.batches}`, rows };
-    if (!(await this.send(next))) this.unsent = next;
+    return { id: `${this.batchPrefix}-${++this.batches}`, rows };
   }
 
-  private async send(batch: { id: string; rows: UsageRow[] }): Promise<boolean> {
+  private async writePending(): Promise<void> {
+    const held = this.unsent[0];
+    if (held) {
+      if (!(await this.send(held))) return;
+      this.unsent.shift();
+    }
+    const next = this.drain();
+    if (next && !(await this.send(next))) this.unsent.push(next);
+  }
+
+  /**
+   * Joined: the batches for the quota store's write, taken in the same synchronous step as its
+   * ledger rows: those waiting to be sent again, then what was counted since. One write at a
+   * time (the quota store's); `settle` tells how it went.
+   */
+  takeBatches(): UsageBatch[] {
+    this.taken = this.drain();
+    return this.taken ? [...this.unsent, this.taken] : [...this.unsent];
+  }
+
+  /**
+   * Joined: how the write of the last `takeBatches` went. Written: nothing waits. Failed and
+   * certainly nothing written: the new batch's counts go back to pending (no id spent, so a long
+   * outage keeps one row per day, key, chain and route). Failed with its outcome unknown: the new
+   * batch waits to be sent again under its id, as the older ones do.
+   */
+  settle(err?: unknown): void {
+    const taken = this.taken;
+    this.taken = undefined;
+    if (err === undefined) {
+      this.unsent = [];
+      return;
+    }
+    const rows = (taken?.rows.length ?? 0) + this.unsent.reduce((n, b) => n + b.rows.length, 0);
+    this.warning.warn(err, { rows });
+    if (!taken) return;
+    if (outcomeUnknown(err)) {
+      this.unsent.push(taken);
+      return;
+    }
+    for (const r of taken.rows) {
+      const c = this.counts(r.day, r.keyId, r.chain, r.route);
+      c.requests += r.requests;
+      c.credits += r.credits;
+      c.cacheHits += r.cacheHits;
+      c.refused += r.refused;
+      c.errors += r.errors;
+    }
+  }
+
+  private async send(batch: Batch): Promise<boolean> {
     try {
       await this.write(batch.rows, batch.id);
       return true;
@@ -111,9 +205,10 @@ export class UsageRecorder {
     }
   }
 
-  /** Stops the timer and writes what is left (SIGTERM loses nothing). */
+  /** Stops the timer and writes what is left (SIGTERM loses nothing); joined, the quota store's close writes it. */
   async close(): Promise<void> {
     clearInterval(this.timer);
+    if (this.joined) return;
     await this.flush();
     // A write that was running when close began may have left a new batch behind.
     await this.flush();
