@@ -91,7 +91,10 @@ function storedLedger(file: string): { spent: number; topup: number } | undefine
   try {
     const secret = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE name = 'ledger_secret'").get()!.value;
     const name = createHmac('sha256', Buffer.from(secret, 'hex')).update(hashKey(DEMO_KEY)).digest('hex');
-    return db.prepare<[string], { spent: number; topup: number }>('SELECT spent, topup FROM ledgers WHERE account = ?').get(name);
+    // The month's counter: every debit counts in it (and in its day's), so a run across midnight adds up.
+    return db
+      .prepare<[string], { spent: number; topup: number }>('SELECT month_spent AS spent, topup FROM ledgers WHERE account = ?')
+      .get(name);
   } finally {
     db.close();
   }
