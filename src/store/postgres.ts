@@ -17,7 +17,15 @@
 // No secret is ever stored, by construction: a record is written column by column, so a
 // property the caller's object carries beyond KeyRecord's fields never reaches the database (as
 // sqlite.ts does with `toRow`).
-import { createHash } from 'node:crypto';
+//
+// Ledger rows are named HMAC-SHA256(store secret, account), not by the account (a configured
+// key's sha256), for the reasons sqlite.ts's head gives: the store secret is 32 random bytes made
+// with the schema (table meta, `ledger_secret`), and the in-process quota store names its rows
+// through sealAccount (quota/memory.ts). A schema of version 2 has plain accounts: its migration
+// renames them. PostgreSQL keeps the old row versions until VACUUM reclaims them
+// (https://www.postgresql.org/docs/current/routine-vacuuming.html): `VACUUM FULL <schema>.ledgers`
+// after the upgrade removes them at once.
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { ClientConfig, PoolClient, PoolConfig } from 'pg';
 import { dayStartMs } from './day.js';
@@ -38,7 +46,7 @@ import type {
 import { withOutcomeUnknown } from './types.js';
 
 /** The newest schema version this code writes and reads: the number of MIGRATIONS. */
-export const POSTGRES_SCHEMA_VERSION = 2;
+export const POSTGRES_SCHEMA_VERSION = 3;
 
 /** A new connection that is not up by then fails (the pool's connectionTimeoutMillis). */
 const CONNECT_TIMEOUT_MS = 2_000;
@@ -75,7 +83,7 @@ const LISTEN_HEARTBEAT_MS = 10_000;
  * default collation may be a locale's, which orders punctuation and case otherwise
  * (https://www.postgresql.org/docs/current/collation.html).
  */
-const MIGRATIONS: readonly ((s: string) => string)[] = [
+const MIGRATIONS: readonly ((s: string) => string | ((client: PoolClient) => Promise<void>))[] = [
   (s) => `
 CREATE TABLE ${s}.keys (
   id text COLLATE "C" NOT NULL,
@@ -160,7 +168,22 @@ ALTER TABLE ${s}.ledgers
   ALTER COLUMN month DROP DEFAULT,
   ALTER COLUMN month_spent DROP DEFAULT;
 `,
+  // Version 3: the store secret, and every ledger row renamed by it (the head of this file).
+  (s) => async (client) => {
+    await client.query(`CREATE TABLE ${s}.meta (name text COLLATE "C" PRIMARY KEY, value text NOT NULL)`);
+    const secret = randomBytes(32);
+    await client.query(`INSERT INTO ${s}.meta (name, value) VALUES ('ledger_secret', $1)`, [secret.toString('hex')]);
+    const { rows } = await client.query<{ account: string }>(`SELECT account FROM ${s}.ledgers`);
+    if (rows.length === 0) return;
+    const plain = rows.map((r) => r.account);
+    await client.query(
+      `UPDATE ${s}.ledgers AS l SET account = n.sealed FROM unnest($1::text[], $2::text[]) AS n(plain, sealed) WHERE l.account = n.plain`,
+      [plain, plain.map((a) => sealWith(secret, a))],
+    );
+  },
 ];
+
+const sealWith = (secret: Buffer, account: string): string => createHmac('sha256', secret).update(account, 'utf8').digest('hex');
 
 export interface PostgresStoreOptions {
   /** The gateway's clock: usage batch instants. */
@@ -355,6 +378,8 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
   private readonly s: string;
   /** The NOTIFY channel of key changes: one per schema, so that two schemas of one database never hear each other. */
   private readonly channel: string;
+  /** The key of the ledger rows' names, read with the migration (the head of this file). */
+  private secret: Buffer | undefined;
   /** The migration, once it has succeeded or while it runs; cleared when it fails, for the next call to try again. */
   private migrated: Promise<void> | undefined;
   private readonly watchers: { changed: (id: string) => void; resync: () => void }[] = [];
@@ -436,9 +461,15 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
         );
       }
       for (let v = version + 1; v <= POSTGRES_SCHEMA_VERSION; v++) {
-        await client.query(MIGRATIONS[v - 1]!(s));
+        const step = MIGRATIONS[v - 1]!(s);
+        if (typeof step === 'string') await client.query(step);
+        else await step(client);
         await client.query(`INSERT INTO ${s}.schema_version (version) VALUES ($1)`, [v]);
       }
+      const secret = await client.query<{ value: string }>(`SELECT value FROM ${s}.meta WHERE name = 'ledger_secret'`);
+      const hex = secret.rows[0]?.value;
+      if (hex === undefined) throw new Error(`the PostgreSQL schema ${this.schema} has no ledger_secret`);
+      this.secret = Buffer.from(hex, 'hex');
     });
   }
 
@@ -727,6 +758,12 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
   }
 
   // --- ledgers ---
+
+  /** The name of an account's ledger row in this schema; known once the store has answered (loadLedgers). */
+  sealAccount(account: string): string {
+    if (!this.secret) throw new Error(`the PostgreSQL schema ${this.schema} has not been read yet`);
+    return sealWith(this.secret, account);
+  }
 
   async loadLedgers(): Promise<LedgerRow[]> {
     const { rows } = await this.query<LedgerDbRow>(

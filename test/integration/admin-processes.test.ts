@@ -119,7 +119,10 @@ describe('a gateway on PostgreSQL without Redis', () => {
     // Spend and usage go out within a second: waited for, in the database itself, then the crash.
     const reader = new PostgresStore(POSTGRES_URL, { schema, ledgers: true });
     try {
-      await until(async () => (await reader.loadLedgers()).some((l) => l.account === id && l.daySpent === 140), 'the spend to be written');
+      await until(
+        async () => (await reader.loadLedgers()).some((l) => l.account === reader.sealAccount(id) && l.daySpent === 140),
+        'the spend to be written',
+      );
       await until(
         async () => (await reader.listUsage({ from: '2000-01-01', to: '2999-12-31' })).reduce((n, r) => n + r.requests, 0) === 7,
         'the usage to be written',

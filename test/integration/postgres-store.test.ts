@@ -6,8 +6,9 @@
 //
 // Nothing sleeps: a test that expects a notice waits for it (`until`), with a deadline of a
 // second where the promise is "within a second".
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { MemoryQuotaStore } from '../../src/quota/memory.js';
 import { POSTGRES_SCHEMA_VERSION, PostgresStore, type PostgresStoreOptions } from '../../src/store/postgres.js';
 import type { AuditEntry, KeyRecord, LedgerRow, UsageRow } from '../../src/store/types.js';
 import { dumpSchema } from '../contracts/postgres-backend.js';
@@ -115,7 +116,7 @@ describe('PostgreSQL store: schema', () => {
           )
         ).rows,
     );
-    expect(tables.map((t) => t.table_name)).toEqual(['audit', 'keys', 'ledgers', 'schema_version', 'usage', 'usage_batches']);
+    expect(tables.map((t) => t.table_name)).toEqual(['audit', 'keys', 'ledgers', 'meta', 'schema_version', 'usage', 'usage_batches']);
     // One schema: a key one writes, another reads.
     const a = key();
     expect(await stores[0]!.createKey(a, audit('create', a))).toBe(true);
@@ -336,6 +337,58 @@ describe('PostgreSQL store: usage and ledgers', () => {
     ).rejects.toThrow();
     expect(await store.listUsage({ from: d, to: d, keyIds: new Set(['key_x', 'key_y']) })).toEqual([]);
     await expect(store.addUsage([row('2027-02-30', 'key_x', '1', 'stats')], batch())).rejects.toThrow(RangeError);
+  });
+
+  it("names ledger rows by a keyed hash of the account, never by the account (a key's sha256), and renames a version 2 schema's rows", async () => {
+    const account = createHash('sha256').update('a weak yaml secret').digest('hex');
+    const rawAccounts = (schema: string) =>
+      withClient(async (c) =>
+        (await c.query<{ account: string }>(`SELECT account FROM ${quoted(schema)}.ledgers`)).rows.map((r) => r.account),
+      );
+    const storeSecret = (schema: string) =>
+      withClient(
+        async (c) =>
+          (await c.query<{ value: string }>(`SELECT value FROM ${quoted(schema)}.meta WHERE name = 'ledger_secret'`)).rows[0]!.value,
+      );
+    const hmac = (secretHex: string, a: string) => createHmac('sha256', Buffer.from(secretHex, 'hex')).update(a).digest('hex');
+
+    // Through the in-process quota store, as a gateway without Redis writes them.
+    const schema = schemas.fresh();
+    const store = open(schema, { ledgers: true });
+    const quota = new MemoryQuotaStore(store);
+    await quota.start();
+    quota.decide({ account, rps: 10, credits: 100, period: 'daily', cost: 7, nowMs: Date.now() });
+    await quota.close();
+    const names = await rawAccounts(schema);
+    expect(names).toEqual([hmac(await storeSecret(schema), account)]);
+    expect(names).not.toContain(account);
+    // Another schema, another secret: the same account has an unrelated name there.
+    const other = schemas.fresh();
+    const otherStore = open(other, { ledgers: true });
+    await otherStore.saveLedgers([{ account: 'x', day: '', daySpent: 0, month: '', monthSpent: 0, topup: 1 }]);
+    expect(await storeSecret(other)).not.toBe(await storeSecret(schema));
+    // Read back under its account by a new quota store: nothing lost to the naming.
+    const again = new MemoryQuotaStore(open(schema, { ledgers: true }));
+    await again.start();
+    expect((await again.balance(account, 'daily', Date.now())).spent).toBe(7);
+    await again.close();
+
+    // A schema of version 2 (plain accounts) is migrated: its rows renamed, their spend kept.
+    const old = schemas.fresh();
+    await withClient(async (c) => {
+      const q = quoted(old);
+      await c.query(`CREATE SCHEMA ${q}`);
+      await c.query(`CREATE TABLE ${q}.schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      await c.query(`INSERT INTO ${q}.schema_version (version) VALUES (1), (2)`);
+      await c.query(`CREATE TABLE ${q}.ledgers (account text COLLATE "C" PRIMARY KEY, day text NOT NULL, day_spent bigint NOT NULL,
+        month text NOT NULL, month_spent bigint NOT NULL, topup bigint NOT NULL)`);
+      await c.query(`INSERT INTO ${q}.ledgers VALUES ($1, '', 0, 'm202611', 40, 3)`, [account]);
+    });
+    const migrated = open(old, { ledgers: true });
+    expect(await migrated.loadLedgers()).toEqual([
+      { account: migrated.sealAccount(account), day: '', daySpent: 0, month: 'm202611', monthSpent: 40, topup: 3 },
+    ]);
+    expect(await rawAccounts(old)).toEqual([hmac(await storeSecret(old), account)]);
   });
 
   it('ledgers round trip between gateways, upserted all or nothing; a store told to keep none offers none', async () => {

@@ -139,7 +139,7 @@ describe('a gateway whose PostgreSQL is away at start and comes back', () => {
         // The ledger of what was spent while the store was away reaches it on a later tick.
         const account = hashKey(DEMO_KEY);
         await until(
-          async () => (await reader.loadLedgers()).some((l) => l.account === account && l.monthSpent === 15),
+          async () => (await reader.loadLedgers()).some((l) => l.account === reader.sealAccount(account) && l.monthSpent === 15),
           'the ledger to be written',
         );
       } finally {
