@@ -7,6 +7,7 @@ import type { ApiKey } from '../keys/ring.js';
 import { newKeyId, newSecret, shownPrefix } from '../keys/runtime.js';
 import { periodWindow } from '../quota/period.js';
 import { remaining } from '../quota/types.js';
+import { addUsageCredits } from '../quota/usage-credits.js';
 import { utcDay } from '../store/day.js';
 import type { AuditEntry, KeyRecord, UsageRow } from '../store/types.js';
 import type { AdminDeps } from './context.js';
@@ -295,7 +296,17 @@ export class AdminService {
       keyIds = new Set(keyIds ? ids.filter((id) => keyIds!.has(id)) : ids);
     }
     await this.deps.flushUsage();
-    const rows = await this.deps.store.usage.listUsage({ from, to, keyIds, chain: q.chain, route: q.route });
+    const query = { from, to, keyIds, chain: q.chain, route: q.route };
+    const stored = await this.deps.store.usage.listUsage(query);
+    // With Redis, credits are counted as they are billed, apart from the rows (quota/usage-credits.ts).
+    const { quota } = this.deps;
+    let rows = stored;
+    if (quota.usageCredits !== undefined) {
+      // A run-time key's account is its id (keys/ring.ts), deleted or not; a configured key's, its digest.
+      const accounts = keyIds && [...keyIds].map((id) => keys.get(id)?.account ?? (id.startsWith('key_') ? id : undefined));
+      const known = accounts?.every((a): a is string => a !== undefined) ? accounts : undefined;
+      rows = addUsageCredits(stored, await quota.usageCredits(query, known));
+    }
     const nameOf = (row: UsageRow) => keys.get(row.keyId)?.name ?? keys.record(row.keyId)?.name ?? null;
     const items = rows.map((r) => ({
       day: r.day,

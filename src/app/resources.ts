@@ -159,6 +159,7 @@ export class Resources {
             leases: config.redis.leases,
             now: this.now,
             subscriber: () => redis.duplicate(),
+            retentionDays: config.usage.retentionDays,
           })
         : new MemoryQuotaStore(this.store.ledgers));
     this.quota = new QuotaStep(this.quotaStore, this.log, this.now);
@@ -168,6 +169,8 @@ export class Resources {
     // Without Redis the ledgers and the usage rows live in one store: credits are counted in usage
     // as they are billed, and both are written in one transaction (quota/memory.ts, joinUsage).
     if (this.usage && !deps.quotaStore && this.quotaStore instanceof MemoryQuotaStore) this.quotaStore.joinUsage(this.usage);
+    // With Redis, the scripts that bill credits count them per usage row (quota/usage-credits.ts).
+    if (this.usage && (this.quotaStore as QuotaStore).usageCredits !== undefined) this.usage.countCreditsElsewhere();
     this.upstreamWarnings = new ThrottledWarnings(this.log, 'upstream failure', this.now);
     const cacheWarning = new ThrottledWarning(this.log, 'shared cache tier failed; treating as a miss', this.now);
     this.sharedTier =

@@ -150,7 +150,11 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
           states: () => states.current,
           now: resources.now,
           log,
-          flushUsage: () => resources.usage?.flush() ?? Promise.resolve(),
+          // Usage counted in memory, and the credits this process's leases spent (billed, and so
+          // counted, when settled: quota/usage-credits.ts), written before a report is read.
+          flushUsage: async () => {
+            await Promise.all([resources.usage?.flush(), resources.quotaStore.settleLeases?.()]);
+          },
         });
   let adminUrl: string | undefined;
   app.decorate('gateway', {

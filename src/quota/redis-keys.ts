@@ -29,6 +29,29 @@ export function creditKeyTtlMs(periodEndMs: number, nowMs: number): number {
  */
 export const CALL_RECORD_MS = 60_000;
 
+const escapePart = (s: string) => s.replace(/[%|\r\n]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+
+/**
+ * A usage row's field in an account's usage credits of a day (QuotaKeys.usageCredits): the key's
+ * id, the chain and the route, each with `%`, `|` and line ends escaped, so that the three split
+ * back apart and a call's record (redis-scripts.ts) can list fields one a line.
+ */
+export function usageCreditField(keyId: string, chain: string, route: string): string {
+  return `${escapePart(keyId)}|${escapePart(chain)}|${escapePart(route)}`;
+}
+
+/** The key's id, chain and route of a usage credits field; undefined for one this store did not write. */
+export function parseUsageCreditField(field: string): { keyId: string; chain: string; route: string } | undefined {
+  const parts = field.split('|');
+  if (parts.length !== 3) return undefined;
+  try {
+    const [keyId = '', chain = '', route = ''] = parts.map(decodeURIComponent);
+    return { keyId, chain, route };
+  } catch {
+    return undefined;
+  }
+}
+
 export class QuotaKeys {
   constructor(private readonly prefix: string) {}
 
@@ -63,6 +86,23 @@ export class QuotaKeys {
   /** The pub/sub channel of lease recalls (recall.ts): one for every account. */
   recallChannel(): string {
     return `${this.prefix}quota:recall`;
+  }
+
+  /**
+   * Credits billed to the account on a UTC day, by usage row (hash: usageCreditField -> credits):
+   * written by the same script call that bills them, so that usage equals billing whatever
+   * happens to a gateway process (usage-credits.ts reads them).
+   */
+  usageCredits(account: string, day: string): string {
+    return `${this.prefix}{${account}}:usage:${day}`;
+  }
+
+  /**
+   * The accounts with usage credits on a UTC day (a set, in a slot of its own): how a report of
+   * every key finds them. Each process adds an account before its first decision call of the day.
+   */
+  usageAccounts(day: string): string {
+    return `${this.prefix}quota:usage-accounts:{${day}}`;
   }
 
   /** Credits leases hold in a period, by lease. */

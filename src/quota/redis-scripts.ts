@@ -69,8 +69,9 @@ function encode<K extends { [P in keyof K]: string }, A extends { [P in keyof A]
 /**
  * Lua that settles a lease, given the locals its parts are bound to: if the period's
  * reservations still hold the lease's id, removes it and bills what the lease spent, from the
- * allowance (the credit key gets its ttl if it had none) and from bought credits. Once: a second
- * settlement finds no reservation. Shared by the decision script and the settlement script.
+ * allowance (the credit key gets its ttl if it had none) and from bought credits, and counts it
+ * in its day's usage credits, by usage row. Once: a second settlement finds no reservation.
+ * Shared by the decision script and the settlement script.
  */
 function settleLua(at: {
   reservations: string;
@@ -82,6 +83,9 @@ function settleLua(at: {
   bought: string;
   ttl: string;
   twinTtl: string;
+  usageKey: string;
+  usage: string;
+  usageTtl: string;
 }): string {
   return `if ${at.id} ~= '' and redis.call('hdel', ${at.reservations}, ${at.id}) == 1 then
   if tonumber(${at.allowance}) > 0 then
@@ -89,7 +93,24 @@ function settleLua(at: {
     ${spendLua(at.twin, at.allowance, at.twinTtl)}
   end
   if tonumber(${at.bought}) > 0 then redis.call('decrby', ${at.topup}, ${at.bought}) end
+  ${usageLua(at.usageKey, at.usage, '', at.usageTtl)}
 end`;
+}
+
+/**
+ * Lua that adds to (`sign` '') or takes from (`sign` '-') a day's usage credits what `lines`
+ * lists, one usage row a line: `<credits> <field>` (encodeUsage), giving the hash `ttl` if it has none.
+ */
+function usageLua(usageKey: string, lines: string, sign: '' | '-', ttl: string): string {
+  return `for amount, field in string.gmatch(${lines}, '(%d+) ([^\\n]+)') do
+    redis.call('hincrby', ${usageKey}, field, ${sign === '' ? 'amount' : "'-' .. amount"})
+  end
+  if ${lines} ~= '' and redis.call('pttl', ${usageKey}) < 0 then redis.call('pexpire', ${usageKey}, ${ttl}) end`;
+}
+
+/** Usage rows and their credits as a script reads them (usageLua): `<credits> <field>`, one a line. */
+export function encodeUsage(rows: readonly (readonly [field: string, credits: number])[]): string {
+  return rows.map(([field, credits]) => `${credits} ${field}`).join('\n');
 }
 
 /** Lua that adds `amount` to a credit counter, and gives the counter `ttl` if it has none. */
@@ -116,6 +137,9 @@ export interface DecideKeys {
   backReservationsKey: string;
   /** This call's record: what it billed, kept so that a call whose reply was lost can be voided (VOID_LUA). */
   callKey: string;
+  /** The usage credits of the call's day, and of the settled lease's day (redis-keys.ts, usageCredits). */
+  usageKey: string;
+  backUsageKey: string;
 }
 
 export interface DecideArgs {
@@ -147,14 +171,21 @@ export interface DecideArgs {
   leaseDeadlineMs: number;
   /** How long the call's record is kept (redis-keys.ts). */
   callRecordMs: number;
+  /** The ttl the usage credits get when they have none (the day's end plus the usage retention), for the call's day and the settled lease's. */
+  usageTtlMs: number;
+  backUsageTtlMs: number;
+  /** What the settled lease spent, by usage row (encodeUsage). */
+  backUsage: string;
   /**
    * Requests decided again after a recall (redis.ts, `recallAndRedecide`): the window's slots they
    * took in the call that refused them are given back first, if it is still that window.
    */
   redoWindowStartMs: number;
   redoSlots: number;
-  /** One cost per request, in arrival order: ARGV after the named arguments. */
+  /** One cost per request, in arrival order: ARGV after the named arguments, each followed by its usage row's field. */
   costs: readonly number[];
+  /** The usage row of each request (redis-keys.ts, usageCreditField; '' for none), in the same order. */
+  fields: readonly string[];
 }
 
 const DECIDE_KEYS: Positions<DecideKeys> = {
@@ -167,9 +198,11 @@ const DECIDE_KEYS: Positions<DecideKeys> = {
   backTwinCreditsKey: 'as-is',
   backReservationsKey: 'as-is',
   callKey: 'as-is',
+  usageKey: 'as-is',
+  backUsageKey: 'as-is',
 };
 
-const DECIDE_ARGV: Positions<Omit<DecideArgs, 'costs'>> = {
+const DECIDE_ARGV: Positions<Omit<DecideArgs, 'costs' | 'fields'>> = {
   nowMs: 'tonumber',
   rps: 'tonumber',
   windowMs: 'tonumber',
@@ -187,6 +220,9 @@ const DECIDE_ARGV: Positions<Omit<DecideArgs, 'costs'>> = {
   leaseId: 'as-is',
   leaseDeadlineMs: 'tonumber',
   callRecordMs: 'as-is',
+  usageTtlMs: 'as-is',
+  backUsageTtlMs: 'as-is',
+  backUsage: 'as-is',
   redoWindowStartMs: 'tonumber',
   redoSlots: 'tonumber',
 };
@@ -252,7 +288,7 @@ const TAIL = indexes(DECIDE_TAIL);
 const DECIDE_LUA = `
 ${prologue(DECIDE_KEYS, DECIDE_ARGV)}
 if redis.call('exists', callKey) == 1 then return {} end
-local n = #ARGV - ${DECIDE_ARG_ORDER.length}
+local n = (#ARGV - ${DECIDE_ARG_ORDER.length}) / 2
 local w = redis.call('hmget', windowKey, 's', 'c')
 local start = tonumber(w[1])
 local base = tonumber(w[2]) or 0
@@ -263,7 +299,7 @@ else
   if backSlots > 0 and backWindowStartMs == start then base = math.max(base - backSlots, 0) end
   if redoSlots > 0 and redoWindowStartMs == start then base = math.max(base - redoSlots, 0) end
 end
-${settleLua({ reservations: 'backReservationsKey', credits: 'backCreditsKey', twin: 'backTwinCreditsKey', topup: 'topupKey', id: 'backId', allowance: 'backAllowance', bought: 'backTopup', ttl: 'creditKeyTtlMs', twinTtl: 'backTwinKeyTtlMs' })}
+${settleLua({ reservations: 'backReservationsKey', credits: 'backCreditsKey', twin: 'backTwinCreditsKey', topup: 'topupKey', id: 'backId', allowance: 'backAllowance', bought: 'backTopup', ttl: 'creditKeyTtlMs', twinTtl: 'backTwinKeyTtlMs', usageKey: 'backUsageKey', usage: 'backUsage', usageTtl: 'backUsageTtlMs' })}
 local reservedAllowance = 0
 local reservedTopup = 0
 local held = redis.call('hgetall', reservationsKey)
@@ -284,8 +320,11 @@ local fromAllowanceAll = 0
 local fromTopupAll = 0
 local maxCost = 0
 local out = {}
+local usage = {}
+local usageFields = {}
 for i = 1, n do
-  local cost = tonumber(ARGV[${DECIDE_ARG_ORDER.length} + i])
+  local cost = tonumber(ARGV[${DECIDE_ARG_ORDER.length} + 2 * i - 1])
+  local field = ARGV[${DECIDE_ARG_ORDER.length} + 2 * i]
   if cost > maxCost then maxCost = cost end
   local outcome = 0
   local fromTopup = 0
@@ -301,6 +340,10 @@ for i = 1, n do
       topup = topup - fromTopup
       fromAllowanceAll = fromAllowanceAll + fromAllowance
       fromTopupAll = fromTopupAll + fromTopup
+      if field ~= '' then
+        if not usage[field] then usageFields[#usageFields + 1] = field end
+        usage[field] = (usage[field] or 0) + cost
+      end
     end
   end
 ${appendLua(DECIDE_ROW, '  ')}
@@ -334,7 +377,14 @@ if fromAllowanceAll > 0 then
 end
 if fromTopupAll > 0 then redis.call('decrby', topupKey, fromTopupAll) end
 if fromAllowanceAll > 0 or fromTopupAll > 0 then
-  redis.call('set', callKey, string.format('%d:%d', fromAllowanceAll, fromTopupAll), 'PX', callRecordMs)
+  -- The record lists the usage rows billed, one a line, for VOID_LUA to take them off again.
+  local record = string.format('%d:%d', fromAllowanceAll, fromTopupAll)
+  for _, field in ipairs(usageFields) do
+    redis.call('hincrby', usageKey, field, usage[field])
+    record = record .. string.format('\\n%d ', usage[field]) .. field
+  end
+  if #usageFields > 0 and redis.call('pttl', usageKey) < 0 then redis.call('pexpire', usageKey, usageTtlMs) end
+  redis.call('set', callKey, record, 'PX', callRecordMs)
 end
 ${appendLua(DECIDE_GRANT, '')}
 ${appendLua(DECIDE_TAIL, '')}
@@ -363,8 +413,8 @@ export interface DecideReply {
 
 /** The decision script's keys and arguments, in the order it reads them. */
 export function encodeDecide(keys: DecideKeys, args: DecideArgs): KeysAndArgs {
-  const out = encode<DecideKeys, Omit<DecideArgs, 'costs'>>(DECIDE_KEY_ORDER, keys, DECIDE_ARG_ORDER, args);
-  for (const cost of args.costs) out.push(cost);
+  const out = encode<DecideKeys, Omit<DecideArgs, 'costs' | 'fields'>>(DECIDE_KEY_ORDER, keys, DECIDE_ARG_ORDER, args);
+  args.costs.forEach((cost, i) => out.push(cost, args.fields[i] ?? ''));
   return out;
 }
 
@@ -402,6 +452,8 @@ export interface SettleKeys {
   topupKey: string;
   /** The period's reservations. */
   reservationsKey: string;
+  /** The usage credits of the lease's day. */
+  usageKey: string;
 }
 
 export interface SettleArgs {
@@ -413,15 +465,26 @@ export interface SettleArgs {
   /** The credit key's ttl: what is left of the lease's period, plus the grace, as a decision sets it; the same for the twin. */
   creditKeyTtlMs: number;
   twinKeyTtlMs: number;
+  /** What the lease spent, by usage row (encodeUsage), and the ttl the day's usage credits get when they have none. */
+  usage: string;
+  usageTtlMs: number;
 }
 
-const SETTLE_KEYS: Positions<SettleKeys> = { creditsKey: 'as-is', twinCreditsKey: 'as-is', topupKey: 'as-is', reservationsKey: 'as-is' };
+const SETTLE_KEYS: Positions<SettleKeys> = {
+  creditsKey: 'as-is',
+  twinCreditsKey: 'as-is',
+  topupKey: 'as-is',
+  reservationsKey: 'as-is',
+  usageKey: 'as-is',
+};
 const SETTLE_ARGV: Positions<SettleArgs> = {
   id: 'as-is',
   allowance: 'as-is',
   topup: 'as-is',
   creditKeyTtlMs: 'as-is',
   twinKeyTtlMs: 'as-is',
+  usage: 'as-is',
+  usageTtlMs: 'as-is',
 };
 const SETTLE_KEY_ORDER = order(SETTLE_KEYS);
 const SETTLE_ARG_ORDER = order(SETTLE_ARGV);
@@ -429,7 +492,7 @@ const SETTLE_ARG_ORDER = order(SETTLE_ARGV);
 // Bills only if the reservation is still there (then removes it): once.
 const SETTLE_LUA = `
 ${prologue(SETTLE_KEYS, SETTLE_ARGV)}
-${settleLua({ reservations: 'reservationsKey', credits: 'creditsKey', twin: 'twinCreditsKey', topup: 'topupKey', id: 'id', allowance: 'allowance', bought: 'topup', ttl: 'creditKeyTtlMs', twinTtl: 'twinKeyTtlMs' })}
+${settleLua({ reservations: 'reservationsKey', credits: 'creditsKey', twin: 'twinCreditsKey', topup: 'topupKey', id: 'id', allowance: 'allowance', bought: 'topup', ttl: 'creditKeyTtlMs', twinTtl: 'twinKeyTtlMs', usageKey: 'usageKey', usage: 'usage', usageTtl: 'usageTtlMs' })}
 return 0
 `;
 
@@ -446,6 +509,8 @@ export interface RefundKeys {
   topupKey: string;
   /** The refund's marker: present once it was applied. */
   markerKey: string;
+  /** The usage credits of the refunded decision's day. */
+  usageKey: string;
 }
 
 export interface RefundArgs {
@@ -455,21 +520,38 @@ export interface RefundArgs {
   toTopup: number;
   /** How long the marker is kept (redis-keys.ts). */
   markerMs: number;
+  /** The refunded decision's usage row ('' for none): what is given back is taken off it. */
+  usageField: string;
 }
 
-const REFUND_KEYS: Positions<RefundKeys> = { creditsKey: 'as-is', twinCreditsKey: 'as-is', topupKey: 'as-is', markerKey: 'as-is' };
-const REFUND_ARGV: Positions<RefundArgs> = { toAllowance: 'as-is', toTopup: 'as-is', markerMs: 'as-is' };
+const REFUND_KEYS: Positions<RefundKeys> = {
+  creditsKey: 'as-is',
+  twinCreditsKey: 'as-is',
+  topupKey: 'as-is',
+  markerKey: 'as-is',
+  usageKey: 'as-is',
+};
+const REFUND_ARGV: Positions<RefundArgs> = { toAllowance: 'as-is', toTopup: 'as-is', markerMs: 'as-is', usageField: 'as-is' };
 const REFUND_KEY_ORDER = order(REFUND_KEYS);
 const REFUND_ARG_ORDER = order(REFUND_ARGV);
 
 // A period whose counter is gone has no allowance to give back to. Once per refund: a refund
-// sent again (its first reply lost) finds its marker and gives nothing more.
+// sent again (its first reply lost) finds its marker and gives nothing more. What it gives back
+// is taken off the decision's usage row, so usage credits stay what was billed.
 const REFUND_LUA = `
 ${prologue(REFUND_KEYS, REFUND_ARGV)}
 if not redis.call('set', markerKey, '1', 'NX', 'PX', markerMs) then return 0 end
-if tonumber(toAllowance) > 0 and redis.call('exists', creditsKey) == 1 then redis.call('decrby', creditsKey, toAllowance) end
+local back = 0
+if tonumber(toAllowance) > 0 and redis.call('exists', creditsKey) == 1 then
+  redis.call('decrby', creditsKey, toAllowance)
+  back = back + tonumber(toAllowance)
+end
 if tonumber(toAllowance) > 0 and redis.call('exists', twinCreditsKey) == 1 then redis.call('decrby', twinCreditsKey, toAllowance) end
-if tonumber(toTopup) > 0 then redis.call('incrby', topupKey, toTopup) end
+if tonumber(toTopup) > 0 then
+  redis.call('incrby', topupKey, toTopup)
+  back = back + tonumber(toTopup)
+end
+if back > 0 and usageField ~= '' then redis.call('hincrby', usageKey, usageField, -back) end
 return 0
 `;
 
@@ -486,6 +568,8 @@ export interface VoidKeys {
   twinCreditsKey: string;
   topupKey: string;
   reservationsKey: string;
+  /** The usage credits of the call's day. */
+  usageKey: string;
 }
 
 export interface VoidArgs {
@@ -501,6 +585,7 @@ const VOID_KEYS: Positions<VoidKeys> = {
   twinCreditsKey: 'as-is',
   topupKey: 'as-is',
   reservationsKey: 'as-is',
+  usageKey: 'as-is',
 };
 const VOID_ARGV: Positions<VoidArgs> = { leaseId: 'as-is', callRecordMs: 'as-is' };
 const VOID_KEY_ORDER = order(VOID_KEYS);
@@ -517,8 +602,13 @@ if leaseId ~= '' then redis.call('hdel', reservationsKey, leaseId) end
 local record = redis.call('get', callKey)
 redis.call('set', callKey, 'void', 'PX', callRecordMs)
 if not record or record == 'void' then return 0 end
-local a, t = string.match(record, '^(%d+):(%d+)$')
+local a, t, rows = string.match(record, '^(%d+):(%d+)(.*)$')
 if not a then return 0 end
+-- The usage rows it billed are taken off as well (DECIDE_LUA lists them in its record), but not
+-- when its period's counter is gone: then what it took from the allowance is not given back either.
+if tonumber(a) == 0 or redis.call('exists', creditsKey) == 1 then
+  ${usageLua('usageKey', 'rows', '-', '1')}
+end
 if tonumber(a) > 0 and redis.call('exists', creditsKey) == 1 then redis.call('decrby', creditsKey, a) end
 if tonumber(a) > 0 and redis.call('exists', twinCreditsKey) == 1 then redis.call('decrby', twinCreditsKey, a) end
 if tonumber(t) > 0 then redis.call('incrby', topupKey, t) end

@@ -50,10 +50,13 @@ import {
   type Lease,
   type Settlement,
 } from './lease.js';
-import { CALL_RECORD_MS, creditKeyTtlMs, QuotaKeys, RATE_KEY_TTL_MS } from './redis-keys.js';
-import { QuotaScripts, type DecideReply } from './redis-scripts.js';
+import { DAY_MS, utcDay } from '../store/day.js';
+import { CALL_RECORD_MS, creditKeyTtlMs, QuotaKeys, RATE_KEY_TTL_MS, usageCreditField } from './redis-keys.js';
+import { encodeUsage, QuotaScripts, type DecideReply } from './redis-scripts.js';
 import { RECALL_HOLD_MS, RecallChannel } from './recall.js';
+import type { UsageQuery, UsageRow } from '../store/types.js';
 import type { Balance, QuotaDecision, QuotaQuery, QuotaStore, Refund } from './types.js';
+import { listUsageCredits } from './usage-credits.js';
 import { RATE_WINDOW_MS } from './window.js';
 
 export { LEASE_GRACE_MS, LEASE_MAX_REQUESTS, LEASE_MIN_REQUESTS, LEASE_SHARE, LEASE_SWEEP_MS } from './lease.js';
@@ -69,6 +72,8 @@ interface Batch {
   query: QuotaQuery;
   period: PeriodWindow;
   costs: number[];
+  /** Each request's usage row (redis-keys.ts, usageCreditField; '' for none). */
+  fields: string[];
   waiters: { resolve: (d: QuotaDecision) => void; reject: (e: unknown) => void }[];
   /** Requests decided again after a recall: the slots the refusing call counted, given back; no second recall. */
   redo?: { windowStartMs: number; slots: number };
@@ -82,6 +87,8 @@ interface Void {
   /** The twin period the call's debit also counted in (period.ts). */
   twinId: string;
   leaseId: string;
+  /** The call's day: the usage credits it counted in. */
+  day: string;
 }
 
 /** A refund Redis has not taken yet: sent again, under its id, until it does. */
@@ -107,6 +114,8 @@ export interface RedisQuotaOptions {
    * credits other processes' leases hold asks them to settle first. Without it, no recall.
    */
   subscriber?: () => RedisClient;
+  /** How many days usage credits are kept after their day ends (`usage.retentionDays`); default 400. */
+  retentionDays?: number;
 }
 
 export class RedisQuotaStore implements QuotaStore {
@@ -140,6 +149,10 @@ export class RedisQuotaStore implements QuotaStore {
   /** Accounts this process is recalling leases of, and what waits for an account's call to be answered. */
   private readonly recalling = new Set<string>();
   private readonly answered = new Map<string, (() => void)[]>();
+  private readonly retentionMs: number;
+  /** The accounts this process added to the day's usage accounts (indexUsage), and that day. */
+  private indexed = new Set<string>();
+  private indexedDay = '';
 
   constructor(
     private readonly client: RedisClient,
@@ -150,6 +163,7 @@ export class RedisQuotaStore implements QuotaStore {
     this.scripts = new QuotaScripts(client);
     this.leasing = options.leases ?? true;
     this.now = options.now ?? Date.now;
+    this.retentionMs = (options.retentionDays ?? 400) * DAY_MS;
     this.recalls = options.subscriber && new RecallChannel(client, options.subscriber, this.keys.recallChannel(), this.recalled);
   }
 
@@ -204,7 +218,7 @@ export class RedisQuotaStore implements QuotaStore {
     const id = `${q.account}|${period.id}|${q.rps}|${q.credits}`;
     let batch = this.pending.get(id);
     if (!batch) {
-      batch = { query: q, period, costs: [], waiters: [] };
+      batch = { query: q, period, costs: [], fields: [], waiters: [] };
       this.pending.set(id, batch);
       if (!this.flushScheduled) {
         this.flushScheduled = true;
@@ -212,6 +226,7 @@ export class RedisQuotaStore implements QuotaStore {
       }
     }
     batch.costs.push(q.cost);
+    batch.fields.push(q.keyId === undefined || q.cost === 0 ? '' : usageCreditField(q.keyId, q.chain ?? 'none', q.route ?? 'none'));
     return new Promise((resolve, reject) => batch.waiters.push({ resolve, reject }));
   }
 
@@ -236,6 +251,8 @@ export class RedisQuotaStore implements QuotaStore {
     const twin = twinWindow(b.period, q.nowMs);
     const backTwin = back === undefined ? twin : settlementTwin(back);
     const callId = `${this.storeId}.${(this.callIds++).toString(36)}`;
+    const day = utcDay(q.nowMs);
+    this.indexUsage(a, day);
     if (this.leasing && !this.waiting.has(a)) this.waiting.set(a, []);
     this.scripts
       .decide(
@@ -249,6 +266,8 @@ export class RedisQuotaStore implements QuotaStore {
           backTwinCreditsKey: this.keys.credits(a, backTwin.id),
           backReservationsKey: this.keys.reservations(a, backPeriod),
           callKey: this.keys.call(a, callId),
+          usageKey: this.keys.usageCredits(a, day),
+          backUsageKey: this.keys.usageCredits(a, back?.day || day),
         },
         {
           nowMs: q.nowMs,
@@ -268,9 +287,13 @@ export class RedisQuotaStore implements QuotaStore {
           leaseId,
           leaseDeadlineMs: leaseDeadlineMs(q.nowMs),
           callRecordMs: CALL_RECORD_MS,
+          usageTtlMs: this.usageTtlMs(day, q.nowMs),
+          backUsageTtlMs: this.usageTtlMs(back?.day || day, q.nowMs),
+          backUsage: back === undefined ? '' : encodeUsage(back.usage),
           redoWindowStartMs: b.redo?.windowStartMs ?? 0,
           redoSlots: b.redo?.slots ?? 0,
           costs: b.costs,
+          fields: b.fields,
         },
       )
       .then(
@@ -282,7 +305,7 @@ export class RedisQuotaStore implements QuotaStore {
           // lease it granted dropped, or, if Redis has not run it yet, it will do nothing. No
           // lease is trusted until Redis answers again.
           if (back !== undefined) this.owed.push(back);
-          void this.sendVoid({ account: a, callId, periodId: b.period.id, twinId: twin.id, leaseId });
+          void this.sendVoid({ account: a, callId, periodId: b.period.id, twinId: twin.id, leaseId, day });
           this.retire(Number.POSITIVE_INFINITY);
           for (const w of b.waiters) w.reject(err);
           this.release(a);
@@ -299,13 +322,14 @@ export class RedisQuotaStore implements QuotaStore {
     const q = b.query;
     const recall =
       this.recalls !== undefined && b.redo === undefined && reply.held > 0
-        ? ({ costs: [], waiters: [] } as Pick<Batch, 'costs' | 'waiters'>)
+        ? ({ costs: [], fields: [], waiters: [] } as Pick<Batch, 'costs' | 'fields' | 'waiters'>)
         : undefined;
     b.waiters.forEach((w, i) => {
       const r = reply.perRequest[i];
       const outcome = r?.outcome ?? 'ok';
       if (outcome === 'out_of_credits' && recall !== undefined) {
         recall.costs.push(b.costs[i] ?? 0);
+        recall.fields.push(b.fields[i] ?? '');
         recall.waiters.push(w);
         return;
       }
@@ -363,7 +387,7 @@ export class RedisQuotaStore implements QuotaStore {
       this.armSweeper();
     }
     // A lease another call was granted meanwhile is settled (renew): one reservation per lease.
-    void this.sendSettlement(renew(lease, q, b.period, b.costs.length, grant, leaseId));
+    void this.sendSettlement(renew(lease, q, b.period, b.costs.length, grant, leaseId, q.nowMs));
     // Granted while a recall of the account was heard (the call was on its way): settled at once.
     if (this.closed || this.held(q.account)) void this.sendSettlement(settlement(lease));
   }
@@ -387,6 +411,7 @@ export class RedisQuotaStore implements QuotaStore {
           twinCreditsKey: this.keys.credits(v.account, v.twinId),
           topupKey: this.keys.topup(v.account),
           reservationsKey: this.keys.reservations(v.account, v.periodId),
+          usageKey: this.keys.usageCredits(v.account, v.day),
         },
         { leaseId: v.leaseId, callRecordMs: CALL_RECORD_MS },
       )
@@ -402,6 +427,7 @@ export class RedisQuotaStore implements QuotaStore {
   /** Sends a refund under its id (applied once, however often it is sent). */
   private sendRefund(o: OwedRefund): Promise<void> {
     const r = o.refund;
+    const u = r.usage;
     return this.scripts
       .refund(
         {
@@ -409,10 +435,43 @@ export class RedisQuotaStore implements QuotaStore {
           twinCreditsKey: this.keys.credits(r.account, o.twinId),
           topupKey: this.keys.topup(r.account),
           markerKey: this.keys.refund(r.account, o.id),
+          usageKey: this.keys.usageCredits(r.account, utcDay(u?.nowMs ?? this.lastDecisionMs)),
         },
-        { toAllowance: r.amount - r.fromTopup, toTopup: r.fromTopup, markerMs: CALL_RECORD_MS },
+        {
+          toAllowance: r.amount - r.fromTopup,
+          toTopup: r.fromTopup,
+          markerMs: CALL_RECORD_MS,
+          usageField: u === undefined ? '' : usageCreditField(u.keyId, u.chain, u.route),
+        },
       )
       .then(() => undefined);
+  }
+
+  /** When a day's usage credits expire: `usage.retentionDays` after the day ends. */
+  private usageTtlMs(day: string, nowMs: number): number {
+    return Math.max(Date.parse(`${day}T00:00:00Z`) + DAY_MS + this.retentionMs - nowMs, 1);
+  }
+
+  /**
+   * Adds the account to the day's usage accounts, once a day per process, before the first call
+   * that may bill it: sent first on the same connection, so Redis runs it first (on Redis Cluster
+   * the set lives on another node; usage-credits.ts also finds an account from its keys).
+   */
+  private indexUsage(account: string, day: string): void {
+    if (day !== this.indexedDay) {
+      this.indexed = new Set();
+      this.indexedDay = day;
+    }
+    if (this.indexed.has(account)) return;
+    this.indexed.add(account);
+    const key = this.keys.usageAccounts(day);
+    const ttl = this.usageTtlMs(day, this.now());
+    this.client
+      .multi()
+      .sadd(key, account)
+      .pexpire(key, ttl)
+      .exec()
+      .catch(() => this.indexed.delete(account));
   }
 
   /** Sends a settlement (one without a reservation has nothing to bill); one Redis cannot take now is kept for the next sweep. */
@@ -426,6 +485,7 @@ export class RedisQuotaStore implements QuotaStore {
           twinCreditsKey: this.keys.credits(s.account, twin.id),
           topupKey: this.keys.topup(s.account),
           reservationsKey: this.keys.reservations(s.account, s.periodId),
+          usageKey: this.keys.usageCredits(s.account, s.day),
         },
         {
           id: s.id,
@@ -433,6 +493,8 @@ export class RedisQuotaStore implements QuotaStore {
           topup: s.topup,
           creditKeyTtlMs: creditKeyTtlMs(s.periodEndMs, this.now()),
           twinKeyTtlMs: creditKeyTtlMs(twin.endMs, this.now()),
+          usage: encodeUsage(s.usage),
+          usageTtlMs: this.usageTtlMs(s.day, this.now()),
         },
       )
       .then(
@@ -517,6 +579,16 @@ export class RedisQuotaStore implements QuotaStore {
     const own = lease !== undefined && lease.periodId === periodId ? lease.grantedAllowance - lease.allowance : 0;
     const ownTopup = lease === undefined ? 0 : lease.grantedTopup - lease.topup;
     return { spent: Number(spent ?? 0) + own, topup: Number(topup ?? 0) - ownTopup, periodId };
+  }
+
+  /** Settles every lease now (a usage report counts what they spent); the next calls take new ones. */
+  settleLeases(): Promise<void> {
+    return this.sweep(Number.POSITIVE_INFINITY);
+  }
+
+  /** The credits billed per usage row (usage-credits.ts). */
+  usageCredits(q: UsageQuery, accounts?: readonly string[]): Promise<UsageRow[]> {
+    return listUsageCredits(this.client, this.keys, q, accounts);
   }
 
   /** Settles every lease (the client is shared, the cache tier's too: its owner closes it). */

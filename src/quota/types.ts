@@ -5,6 +5,7 @@
 // plan change keeps the spend, and the new plan's allowance applies from the change on. Bought
 // credits (top-ups) are a balance of their own that no period resets, spent after the period's
 // allowance. The balance shown to clients is both together.
+import type { UsageQuery, UsageRow } from '../store/types.js';
 import type { Period } from './period.js';
 
 export interface QuotaQuery {
@@ -94,6 +95,14 @@ export interface QuotaStore {
   /** Adds bought credits; resolves with the account's bought credits left afterwards. */
   topUp(account: string, amount: number): Promise<number>;
   balance(account: string, period: Period, nowMs: number): Promise<Balance>;
+  /**
+   * The credits billed per usage row, for a store that counts them as it bills them apart from the
+   * usage rows (redis.ts: usage-credits.ts); the usage report adds them to the rows. `accounts`:
+   * the accounts of `q.keyIds`, when all are known.
+   */
+  usageCredits?(q: UsageQuery, accounts?: readonly string[]): Promise<UsageRow[]>;
+  /** Settles what this process decided locally and has not billed yet (redis.ts's leases), before a usage report. */
+  settleLeases?(): Promise<void>;
   /** Reads what the store keeps across restarts, before the first decision (memory.ts's ledgers). */
   start?(): Promise<void>;
   close(): Promise<void>;

@@ -47,6 +47,8 @@ export class UsageRecorder {
   private unsent: Batch[] = [];
   /** Joined to the quota store: its flush writes the usage rows with the ledgers. */
   private joined: (() => Promise<void>) | undefined;
+  /** Credits are counted by the quota store in Redis as it bills them (quota/usage-credits.ts), not here. */
+  private creditsElsewhere = false;
   /** The batch made from pending counts by the last `takeBatches`, until `settle`. */
   private taken: Batch | undefined;
   /** Batch ids: this process's random prefix and a counter. */
@@ -74,6 +76,14 @@ export class UsageRecorder {
     this.joined = flush;
   }
 
+  /**
+   * The quota store counts the credits where it bills them (Redis: quota/usage-credits.ts): rows
+   * written from now on carry requests, cache hits, refusals and errors, and no credits.
+   */
+  countCreditsElsewhere(): void {
+    this.creditsElsewhere = true;
+  }
+
   private dayOf(nowMs: number): string {
     if (nowMs >= this.dayEnds || nowMs < this.dayEnds - DAY_MS) {
       this.day = utcDay(nowMs);
@@ -87,11 +97,11 @@ export class UsageRecorder {
     this.counts(this.dayOf(nowMs), keyId, chain, route).credits += credits;
   }
 
-  /** One finished request of a key; `credits` counts only when not joined (then `bill` did). */
+  /** One finished request of a key; `credits` counts only when neither joined (then `bill` did) nor counted elsewhere. */
   record(nowMs: number, keyId: string, chain: string, route: string, status: number, credits: number, cacheHit: boolean): void {
     const c = this.counts(this.dayOf(nowMs), keyId, chain, route);
     c.requests++;
-    if (this.joined === undefined) c.credits += credits;
+    if (this.joined === undefined && !this.creditsElsewhere) c.credits += credits;
     if (cacheHit) c.cacheHits++;
     if (status === 402 || status === 403 || status === 429) c.refused++;
     else if (status >= 500) c.errors++;

@@ -91,10 +91,11 @@ describe.each(SHARED)('two gateway processes on $label', ({ storage }) => {
       const rows = (await api.get<{ items: { requests: number; credits: number }[] }>(`/usage?key=${metered.id}`)).body.items;
       return rows.reduce((t, r) => ({ requests: t.requests + r.requests, credits: t.credits + r.credits }), { requests: 0, credits: 0 });
     };
-    // A writes its rows before answering /usage; B within a second of counting them.
+    // A writes its rows and settles its leases before answering /usage; B writes its rows within a
+    // second of counting them, and settles its lease of the key within two (quota/redis.ts).
     const seen = await until(async () => {
       const t = await total();
-      return t.requests >= 61 ? t : undefined;
+      return t.requests >= 61 && t.credits >= 61 * 20 ? t : undefined;
     }, 'both processes to write their usage');
     expect(seen).toEqual({ requests: 61, credits: 61 * 20 });
     await api.delete(`/keys/${id}`);

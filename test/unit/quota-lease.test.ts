@@ -131,11 +131,52 @@ describe('settlement', () => {
       slots: 18,
       periodStartMs: day.startMs,
       periodEndMs: day.endMs,
+      day: '2026-11-26',
+      usage: [],
     });
     expect(l).toMatchObject({ id: '', slots: 0, allowance: 0, topup: 0, grantedAllowance: 0, grantedTopup: 0 });
     // Settled twice, it has nothing left to bill.
     expect(settlement(l)).toMatchObject({ id: '', allowance: 0, topup: 0, slots: 0 });
     expect(covers(l, query({ cost: 0 }))).toBe(false);
+  });
+});
+
+describe('usage rows', () => {
+  const row = { keyId: 'key_a', chain: '1' };
+  it('a settlement bills what the lease spent per usage row of its day, and empties them', () => {
+    const l = leased(grant({ allowance: 100 }));
+    spend(l, query({ cost: 10, ...row, route: 'blocks' }));
+    spend(l, query({ cost: 10, ...row, route: 'blocks' }));
+    spend(l, query({ cost: 5, ...row, chain: '10|x', route: 'tx\n' }));
+    spend(l, query({ cost: 0, ...row, route: 'free' }));
+    spend(l, query({ cost: 7 }));
+    const s = settlement(l);
+    expect(s.day).toBe('2026-11-26');
+    expect(s.usage).toEqual([
+      ['key_a|1|blocks', 20],
+      ['key_a|10%7Cx|tx%0A', 5],
+    ]);
+    expect(s.allowance).toBe(32);
+    expect(settlement(l).usage).toEqual([]);
+  });
+
+  it('decides only requests of its day: the day a usage row counts in', () => {
+    const late = Date.UTC(2026, 10, 26, 23, 59, 59, 900);
+    const l = leased(grant({ windowStartMs: late }));
+    expect(covers(l, query({ nowMs: late + 50 }))).toBe(true);
+    expect(covers(l, query({ nowMs: late + 100 }))).toBe(false);
+  });
+
+  it('gives a refund back only into the usage row it was spent on', () => {
+    const l = leased(grant({ allowance: 100 }));
+    spend(l, query({ cost: 10, ...row, route: 'blocks' }));
+    const usage = { nowMs: noon + 100, ...row, route: 'blocks' };
+    expect(giveBack(l, { account: 'acct', periodId: day.id, amount: 10, fromTopup: 0, usage: { ...usage, route: 'txs' } })).toBe(false);
+    expect(giveBack(l, { account: 'acct', periodId: day.id, amount: 10, fromTopup: 0, usage: { ...usage, nowMs: noon - DAY_MS } })).toBe(
+      false,
+    );
+    expect(giveBack(l, { account: 'acct', periodId: day.id, amount: 10, fromTopup: 0, usage })).toBe(true);
+    expect(settlement(l)).toMatchObject({ allowance: 0, usage: [] });
   });
 });
 
