@@ -254,10 +254,10 @@ export class MemoryQuotaStore implements QuotaStore {
    * - a day (`d20261126`): its day counter if that is still the day, and the month counter if it
    *   is still that day's month (`m202611`);
    * - a month (`m202611`): its month counter if that is still the month, and the day counter if
-   *   its day lies in that month. The refund names no day: the day counter is taken to be still
-   *   the debit's day, which it is unless a decision of the next day came between the debit and
-   *   its refund (a request across midnight UTC); then the new day's counter gets it back
-   *   instead (never below 0), and a move to a daily plan that day finds that much less spent.
+   *   its day lies in that month and is the debit's: the day of the refund's usage row (the
+   *   decision's instant). A refund without one is taken to be of the day counter's day, which
+   *   it is unless a decision of the next day came between the debit and its refund (a request
+   *   across midnight UTC); then the new day's counter gets it back instead (never below 0).
    */
   refund(r: Refund): Promise<void> {
     const ledger = this.known(r.account);
@@ -267,7 +267,9 @@ export class MemoryQuotaStore implements QuotaStore {
     if (amount > 0) {
       const id = r.periodId;
       const daily = id.startsWith('d');
-      const toDay = daily ? ledger.day === id : inMonth(ledger.day, id);
+      // A monthly debit's day: its decision's, when the refund names it (its usage row).
+      const debitDay = r.usage === undefined ? undefined : periodWindow('daily', r.usage.nowMs).id;
+      const toDay = daily ? ledger.day === id : inMonth(ledger.day, id) && (debitDay === undefined || debitDay === ledger.day);
       const toMonth = daily ? inMonth(id, ledger.month) : ledger.month === id;
       if (toDay) ledger.daySpent = Math.max(ledger.daySpent - amount, 0);
       if (toMonth) ledger.monthSpent = Math.max(ledger.monthSpent - amount, 0);

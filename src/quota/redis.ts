@@ -549,9 +549,10 @@ export class RedisQuotaStore implements QuotaStore {
   async refund(r: Refund): Promise<void> {
     const lease = this.leases.get(r.account);
     if (lease !== undefined && giveBack(lease, r)) return;
-    // A monthly debit counted in the day it was decided on: the day of this store's last decision.
+    // A monthly debit counted in the day it was decided on: the decision's instant (its usage
+    // row's), else the day of this store's last decision.
     const period = windowOfId(r.periodId);
-    const twinId = period === undefined ? '-' : twinWindow(period, this.lastDecisionMs).id;
+    const twinId = period === undefined ? '-' : twinWindow(period, r.usage?.nowMs ?? this.lastDecisionMs).id;
     const owed = { refund: r, id: `${this.storeId}.${(this.refundIds++).toString(36)}`, twinId };
     try {
       await this.sendRefund(owed);

@@ -374,6 +374,27 @@ describe.each(keepingDayAndMonth)('a plan change between a daily and a monthly p
     expect(await store.balance(d, 'daily', day3)).toMatchObject({ spent: 30 });
     expect(await store.balance(d, 'monthly', day3)).toMatchObject({ spent: 30 });
   });
+
+  it('a monthly debit refunded after a decision of the next day gives back to its own day, which its usage row names', async () => {
+    const store = make();
+    const d = digest();
+    const q = plan(d);
+    const row = { keyId: 'key_midnight', chain: '1', route: 'blocks' };
+    // The last moment of the 2nd, then the first of the 3rd: a request across midnight UTC.
+    const beforeMidnight = day3 - 12 * 3_600_000 - 1;
+    const taken = await store.decide({ ...q('monthly', beforeMidnight, 100), ...row });
+    await store.decide({ ...q('monthly', beforeMidnight + 2, 30), ...row });
+    await store.refund({
+      account: d,
+      periodId: taken.periodId,
+      amount: taken.billed,
+      fromTopup: taken.fromTopup,
+      usage: { nowMs: beforeMidnight, ...row },
+    });
+    // Moved to a daily plan on the 3rd: the 30 of the 3rd spent, the 2nd's refund not taken off it.
+    expect(await store.balance(d, 'daily', day3)).toMatchObject({ spent: 30 });
+    expect(await store.balance(d, 'monthly', day3)).toMatchObject({ spent: 30 });
+  });
 });
 
 describe('redis quota store', () => {
