@@ -519,6 +519,9 @@ export class RedisQuotaStore implements QuotaStore {
    */
   async sweep(nowMs: number): Promise<void> {
     this.retire(nowMs);
+    // Holds of recalled accounts that ended, whether or not the account came back.
+    const clock = this.now();
+    for (const [account, until] of this.holds) if (clock >= until) this.holds.delete(account);
     const owed = this.owed;
     const voids = this.voids;
     const refunds = this.refunds;
@@ -534,6 +537,11 @@ export class RedisQuotaStore implements QuotaStore {
         }),
       ),
     ]);
+  }
+
+  /** Accounts recalled lately, held from leases (recall.ts): forgotten by the sweep once their hold ends. */
+  get recallHolds(): number {
+    return this.holds.size;
   }
 
   /** Writes Redis has not taken yet: settlements, voids and refunds the sweep will send again. */

@@ -4,7 +4,7 @@
 // decisions' clock is moved by the test.
 import { afterAll, describe, expect, it } from 'vitest';
 import { periodWindow } from '../../src/quota/period.js';
-import { RedisQuotaStore } from '../../src/quota/redis.js';
+import { RECALL_HOLD_MS, RedisQuotaStore } from '../../src/quota/redis.js';
 import type { QuotaDecision, QuotaQuery } from '../../src/quota/types.js';
 import { connect, deletePrefix, testPrefix } from '../support/redis.js';
 
@@ -91,7 +91,7 @@ describe('lease recalls', () => {
   });
 
   it('settle the lease another process holds when it recalls it, and take no new lease for the account meanwhile', async () => {
-    const clock = noon;
+    let clock = noon;
     const one = gatewayStore(() => clock);
     const two = gatewayStore(() => clock);
     // One process decides a burst and keeps a lease; the other drains the rest and recalls it.
@@ -109,6 +109,13 @@ describe('lease recalls', () => {
     const after = one.decide(query({ account: b }));
     expect(after).toBeInstanceOf(Promise);
     expect((await after).outcome).toBe('out_of_credits');
+    // The hold ends RECALL_HOLD_MS later, and the sweep forgets it even if the account never comes back.
+    expect(one.recallHolds).toBe(1);
+    await one.sweep(clock);
+    expect(one.recallHolds).toBe(1);
+    clock += RECALL_HOLD_MS;
+    await one.sweep(clock);
+    expect(one.recallHolds).toBe(0);
     await Promise.all([one.close(), two.close()]);
     expect(Number(await redis.get(`${prefix}{${b}}:credits:${periodId}`))).toBe(100_000);
   });
