@@ -1,6 +1,6 @@
 // `npx tsx bench/compression.ts`: does deflating entries for the shared (Redis) cache tier pay
 // off? For real-shaped explorer answers (the fixture explorer's), prints the stored size raw and
-// deflated, and what encoding and decoding cost, so the README's claim stays measured.
+// deflated, and what encoding and decoding cost, so the claim of docs/performance.md stays measured.
 import { performance } from 'node:perf_hooks';
 import { startFixtureExplorer } from '../fixture/explorer.js';
 import { toEntry } from '../src/cache/policy.js';

@@ -1,8 +1,8 @@
 // `npm run bench`: measures what the quota step costs on a cache hit. Each variant runs in its
 // own process pinned to one core and is driven by wrk (or autocannon) pinned to the other; the
 // variants alternate round by round (in an order rotated each round) so that drift in the machine
-// hits all of them alike, and the summary uses medians and four ratios to `bare` (README,
-// Performance, says how to read them).
+// hits all of them alike, and the summary uses medians and four ratios to `bare` (docs/performance.md
+// says how to read them).
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';

@@ -15,7 +15,7 @@
 //
 // The load is a closed loop of N keep-alive connections (undici's Pool, the gateway's own HTTP
 // client library) rather than wrk or autocannon: the credit ledger below needs, per answer, its
-// status, its x-credits-remaining header (-1 when the quota store failed, README "Response
+// status, its x-credits-remaining header (-1 when the quota store failed, docs/clients.md "Response
 // headers") and when it was sent and answered, to tell which side of a fault each answer fell on.
 //
 // Only loopback traffic, bounded in count (MAX_REQUESTS) and time (--duration, and a deadline per
@@ -62,7 +62,7 @@ const MAX_REQUESTS = 1_000_000;
 const CLIENT_TIMEOUT_MS = 15_000;
 const ADMIN_TOKEN = 'chaos-admin-token-0123456789';
 const ADDRESS = '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045';
-/** A cacheable route (README "Costs and cache lifetimes": token-balances) ... */
+/** A cacheable route (docs/clients.md "Costs and cache lifetimes": token-balances) ... */
 const CACHED_PATH = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
 /** ... and one the configurations below never cache (cache.ttlSeconds.transactions: 0): every request reaches the explorer. */
 const UNCACHED_PATH = `/1/api/v2/addresses/${ADDRESS}/transactions?items_count=5`;
@@ -526,7 +526,7 @@ function baseConfig(
     log: { level: 'info', requests: false },
     health: { probeIntervalMs: 60_000 },
     admin: { token: ADMIN_TOKEN, host: '127.0.0.1', port: o.adminPort },
-    // /metrics on a loopback listener of its own (README "Operating it", Metrics).
+    // /metrics on a loopback listener of its own (docs/operator-guide.md "Operating it", Metrics).
     metrics: { port: o.metricsPort, host: '127.0.0.1' },
     storage: { path: join(o.dir, 'gateway.db') },
   };
@@ -676,7 +676,7 @@ interface Ledger {
 
 /**
  * The credits the answers say were billed: a request is billed when the decision lets it through
- * and refunded when the answer is a 5xx (README "Response headers" and "Rate limits and credits").
+ * and refunded when the answer is a 5xx (docs/clients.md "Response headers" and "Rate limits and credits").
  */
 function ledger(shots: readonly Shot[]): Ledger {
   const l: Ledger = { billed: 0, failOpen: 0, refunded: 0, refused: 0, noQuota: 0, expected: 0 };
@@ -694,7 +694,7 @@ function ledger(shots: readonly Shot[]): Ledger {
 
 /**
  * Usage rows against the answers: every answer past the key step (it carries quota headers) is a
- * request of the key, with the credits it kept and 5xx as errors (README "Operating a paid API":
+ * request of the key, with the credits it kept and 5xx as errors (docs/operator-guide.md "Operating a paid API":
  * usage rows are exact).
  */
 /** Answers past the key step (they carry quota headers): what usage rows count as requests. */
@@ -902,7 +902,7 @@ async function redisRestart(scope: Scope, opt: Options, aof: boolean): Promise<R
   const lowest1 = yaml.filter((s) => phase1(s) && decided(s)).reduce((m, s) => Math.min(m, s.credits!), initial.yaml.remaining);
   const spent1 = initial.yaml.remaining - lowest1;
   // Calls sent before Redis exited whose reply never came (Redis ran them, then closed the
-  // connection on its way out): served free under onError, and billed. The README names this edge
+  // connection on its way out): served free under onError, and billed. docs/clients.md names this edge
   // for a reply that times out ("Rate limits and credits", Redis failure); a reply lost to a
   // closed connection is the same. At most the requests served free that were sent before the exit.
   const edge = (of: readonly Shot[]) => of.filter((s) => s.credits === -1 && s.start < goneAt).length * COST;
@@ -999,7 +999,7 @@ async function redisRestart(scope: Scope, opt: Options, aof: boolean): Promise<R
               ? 'the key Redis no longer had was dropped (GET /admin/v1/keys/ID: 404)'
               : `the key Redis no longer had was still known at the end, ${secs(performance.now() - readyAt)} s after Redis came back; ` +
                   `"could not read the run-time keys; keeping the ones known" logged ${keysUnread} time(s), never tried again ` +
-                  `(README "One view for every process": after a lost subscription it reads every key again)`,
+                  `(docs/operator-guide.md "One view for every process": after a lost subscription it reads every key again)`,
           ),
         ]),
     aof
@@ -1014,7 +1014,7 @@ async function redisRestart(scope: Scope, opt: Options, aof: boolean): Promise<R
     notes.push(
       `without persistence Redis came back empty: the YAML key's spend (${fmt(spent1)} credits) was forgotten, so the key could spend its ` +
         `allowance again; the run-time key and its ${fmt(topup)} bought credits were gone: 402 (no credits), and 401 once the gateway read its keys again ` +
-        `(README "One view for every process": with redis, keys, balances, usage and audit live in Redis)`,
+        `(docs/operator-guide.md "One view for every process": with redis, keys, balances, usage and audit live in Redis)`,
     );
   }
   return {
@@ -1075,7 +1075,7 @@ async function redisFreeze(scope: Scope, opt: Options): Promise<Report> {
   const [lb, ld, la] = [latency(before), latency(during), latency(afterThaw)];
   const l = ledger(shots);
   const billed = final === undefined ? Number.NaN : initial.remaining - final.remaining;
-  // README "Rate limits and credits", Redis failure: "a script call whose reply times out may still
+  // docs/clients.md "Rate limits and credits", Redis failure: "a script call whose reply times out may still
   // have run in Redis; that request is served under onError, and credits Redis took for it are not
   // given back". Such a request waited the whole command timeout; one served while the store is
   // skipped did not.
@@ -1119,7 +1119,7 @@ async function redisFreeze(scope: Scope, opt: Options): Promise<Report> {
       'credits exact, but for the documented edge',
       over >= 0 && over <= edge,
       `billed − expected = ${fmt(over)} credits; at most ${fmt(edge)} allowed: ${fmt(timedOut)} answers served free after their ` +
-        `script call timed out, which Redis ran when it resumed (README, "Rate limits and credits": one edge)`,
+        `script call timed out, which Redis ran when it resumed (docs/clients.md, "Rate limits and credits": one edge)`,
     ),
     usageCheck(usage, shots, l),
     alive,
@@ -1131,7 +1131,7 @@ async function redisFreeze(scope: Scope, opt: Options): Promise<Report> {
     notes.push(
       'usage rows counted more than was answered: a usage write that timed out during the freeze was put back into the next one ' +
         '(src/usage/recorder.ts), and Redis still ran it, with the MULTI of every later timed-out write, when it resumed ' +
-        "(src/store/redis.ts, addUsage), so each second's counts were added once per write that carried them. README " +
+        "(src/store/redis.ts, addUsage), so each second's counts were added once per write that carried them. docs/operator-guide.md " +
         '"Edges, said plainly" names one repeat of one batch; a stall of several seconds repeats every batch it spans',
     );
   }
@@ -1185,11 +1185,11 @@ async function upstreamFlap(scope: Scope, opt: Options): Promise<Report> {
 
   const shots = load.shots;
   // An answer can come from an upstream request made before it was sent: identical concurrent
-  // misses share one (README "Cache", Coalescing). So a fault phase explains the answers sent
+  // misses share one (docs/clients.md "Cache", Coalescing). So a fault phase explains the answers sent
   // from shortly before it began to a while after it ended: up to the chain's deadline for a hang.
   const overlaps = (s: Shot, states: FlapState[], slackMs: number) =>
     phases.some((p) => states.includes(p.state) && p.from <= s.end && p.to + slackMs >= s.start);
-  // What the fault explains (README "Statuses"): 502 for an upstream 5xx or a reset, 504 past timeoutMs.
+  // What the fault explains (docs/clients.md "Statuses"): 502 for an upstream 5xx or a reset, 504 past timeoutMs.
   const explained = (s: Shot) =>
     s.target === 1 &&
     ((s.status === 502 && overlaps(s, ['503', 'reset'], 250)) || (s.status === 504 && overlaps(s, ['hang'], timeoutMs + 250)));
@@ -1242,7 +1242,7 @@ async function upstreamFlap(scope: Scope, opt: Options): Promise<Report> {
 /**
  * SIGHUP every couple of seconds under load, cycling through a plan change, a chain change (the
  * chain's upstream moved to a second explorer, a chain added) and an invalid file (rejected, the
- * running configuration stays): README "Reload without restart".
+ * running configuration stays): docs/operator-guide.md "Reload without restart".
  */
 async function reloadUnderLoad(scope: Scope, opt: Options): Promise<Report> {
   const everyMs = 2_000;
@@ -1259,7 +1259,7 @@ async function reloadUnderLoad(scope: Scope, opt: Options): Promise<Report> {
         '10': { name: 'Optimism', upstreams: [a.url] },
       },
     });
-  // Valid YAML, invalid configuration: rps 0 and an unknown key (README "Command line" shows both errors).
+  // Valid YAML, invalid configuration: rps 0 and an unknown key (docs/cli.md "check-config" shows both errors).
   const invalid = (text: string) => text.replace('rps: 1000000', 'rps: 0').replace('log:', 'colour: blue\nlog:');
   const gw = await Gateway.start(scope, 'gateway', base);
   const yamlId = await gw.keyId('chaos-yaml');
@@ -1352,7 +1352,7 @@ async function reloadUnderLoad(scope: Scope, opt: Options): Promise<Report> {
 
 /**
  * SIGTERM while requests are in flight (the explorer answers after 300 ms): those finish, new
- * connections are refused, the process exits 0 (README "Shutdown"); a second process on the same
+ * connections are refused, the process exits 0 (docs/operator-guide.md "Signals and shutdown"); a second process on the same
  * embedded store then shows what the first one had written at shutdown ("SIGTERM loses none").
  */
 async function sigtermUnderLoad(scope: Scope, opt: Options): Promise<Report> {
@@ -1487,7 +1487,7 @@ const utcToday = () => new Date().toISOString().slice(0, 10);
 
 /**
  * kill -9 of the gateway (or of one cluster worker) under load, then a restart on the same
- * storage, then the key's usage rows against what its balance was charged. README "Operating a
+ * storage, then the key's usage rows against what its balance was charged. docs/operator-guide.md "Operating a
  * paid API": usage rows are written once a second ("a crash at most the last second"); the Redis
  * quota store bills a lease when it is settled, and a crashed process's reservation lapses
  * LEASE_GRACE_MS after its window, unbilled (src/quota/redis.ts, src/quota/lease.ts); the
@@ -1543,7 +1543,7 @@ async function kill9(scope: Scope, opt: Options, mode: CrashMode): Promise<Repor
     { label: 'cached', path: CACHED_PATH, key: created.body.key },
     { label: 'uncached', path: UNCACHED_PATH, key: created.body.key },
   ];
-  // The other worker hears of the new key by pub/sub (README "One view for every process").
+  // The other worker hears of the new key by pub/sub (docs/operator-guide.md "One view for every process").
   await sleep(500);
   const day0 = utcToday();
   const initial = await gw.credits(id);

@@ -43,7 +43,7 @@ Try (every read route of Blockscout's PRO API and RPC API answers; these are a f
   curl -si ${base}/1/api/v2/addresses/0x123/token-balances ${bearer}   # 422, Blockscout's own error body
   curl -s ${base}/api/json/config   # chains and the cost of every route, no key
 
-Every client a customer brings (README, "Clients"):
+Every client a customer brings (docs/clients.md):
   curl -s ${bearer} -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' ${base}/1/json-rpc   # JSON-RPC (ethers, viem)
   curl -s '${base}/1/api/eth-rpc?apikey=${key}' -d '[{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["${SAMPLE_ACCOUNT}","latest"]},{"jsonrpc":"2.0","id":2,"method":"eth_getTransactionReceipt","params":["${KNOWN_TX_HASH}"]}]'   # a batch
   curl -s '${base}/v2/api?chainid=1&module=proxy&action=eth_call&to=${TOKEN_CONTRACT}&data=0x95d89b41&apikey=${key}'   # Etherscan's proxy module (symbol())

@@ -7,12 +7,12 @@
 // the plan's period: a decision on a daily plan reads the day counter, one on a monthly plan the
 // month counter, and both add what they take to the two. So a plan change between a daily and a
 // monthly plan keeps the spend of the new plan's period: moved to a monthly plan, a key has spent
-// what it spent this month; moved to a daily plan, what it spent today (README, "What is kept is
+// what it spent this month; moved to a daily plan, what it spent today (docs/operator-guide.md, "What is kept is
 // what a key spent"). A new day resets only the day counter, a new month only the month counter.
 //
 // rate-limiter-flexible's RateLimiterMemory (and the MemoryStorage under it) reads Date.now()
 // and arms a timer per window, so a test could only wait for its windows to end; the window is
-// the same algorithm, kept here in a map (README, "Libraries chosen and why").
+// the same algorithm, kept here in a map (docs/architecture.md, "Libraries chosen and why").
 //
 // With a LedgerStore (the embedded SQLite store, or PostgreSQL without Redis), ledgers survive a
 // restart: they are loaded at start, written a second after they change and at close, and a
@@ -32,7 +32,7 @@
 // row in the same synchronous step as it takes them from the ledger, a refund takes them off
 // both, and each write carries the changed ledgers and the usage batches together: usage credits
 // equal the credits the ledgers were charged in memory at every instant, and so in the store
-// after every write, whenever the process dies (README, "Usage equals billing").
+// after every write, whenever the process dies (docs/operator-guide.md, "Usage equals billing").
 import type { LedgerRow, LedgerStore, UsageBatch } from '../store/types.js';
 import { periodWindow, type Period } from './period.js';
 import type { Balance, QuotaDecision, QuotaQuery, QuotaStore, Refund } from './types.js';

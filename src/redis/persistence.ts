@@ -76,6 +76,6 @@ export const VOLATILE_FIX = 'run Redis with appendonly yes, or set redis.volatil
 export function volatileRefusal(nodes: readonly NodePersistence[], keysInRedis: boolean): string {
   return (
     `${KEEPS_NOTHING} at ${nodes.map((n) => n.node).join(', ')}: a restart of Redis would lose ${lostOnRestart(keysInRedis)}. ` +
-    `Not starting: ${VOLATILE_FIX} (README, Redis persistence)`
+    `Not starting: ${VOLATILE_FIX} (docs/operator-guide.md, Redis persistence)`
   );
 }

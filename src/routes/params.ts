@@ -40,7 +40,7 @@ export const transactionsQuery = z
       .string()
       .refine((s) => ISO_DATETIME_RE.test(s) && isDateTime(s), { error: 'Invalid format. Expected :"date-time"' })
       .optional(),
-    // Lower-cased as every forwarded hash is (README, What is forwarded): one cache entry per hash.
+    // Lower-cased as every forwarded hash is (docs/clients.md, What is forwarded): one cache entry per hash.
     hash: pattern(TX_HASH_RE, '^0x([A-Fa-f0-9]{64})$')
       .transform((h) => h.toLowerCase())
       .optional(),

@@ -1,4 +1,4 @@
-// Which backend keeps the records, from the configuration (README, `storage`): PostgreSQL when
+// Which backend keeps the records, from the configuration (docs/configuration.md, `storage`): PostgreSQL when
 // `storage.url` is set (every host shares it; the quota counters stay in Redis when there is
 // one, else PostgreSQL keeps this host's ledgers as SQLite would), else Redis when configured
 // (every process of one Redis shares it), else the embedded SQLite file. A new backend is a file

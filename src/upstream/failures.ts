@@ -10,7 +10,7 @@ import { GatewayError, type ErrorCode } from '../http/errors.js';
 export type UpstreamErrorKind = 'timeout' | 'unreachable' | 'status_5xx' | 'redirect' | 'invalid_body' | 'reset' | 'too_large' | 'error';
 
 export interface FailureRule {
-  /** What the row matches, for the README and the test that walks the table. */
+  /** What the row matches, for docs/operator-guide.md (Metrics) and the test that walks the table. */
   readonly what: string;
   readonly matches: (err: unknown) => boolean;
   readonly code: ErrorCode;

@@ -291,7 +291,7 @@ describe.each(implementations)('quota store contract: %s', (_name, make) => {
 });
 
 // A plan change between a daily and a monthly plan keeps the spend of the new plan's period
-// (README, "What is kept is what a key spent"): every debit of an allowance counts in a day
+// (docs/operator-guide.md, "What is kept is what a key spent"): every debit of an allowance counts in a day
 // counter and a month counter, whatever the plan's period: the in-process store keeps both in
 // its ledger (quota/memory.ts), the Redis store writes both counters in every script that bills
 // or gives back (quota/redis-scripts.ts).

@@ -4,7 +4,7 @@
 // recording tap between the two (what the explorer answered). Generated: valid requests and
 // mutated ones (path segments, query strings, keys in the header and the query, headers, methods,
 // bodies), legacy and Etherscan forms, random targets. The properties, each a named check below
-// (README.md: "API", "What is forwarded", "Statuses", "Response headers"):
+// (docs/clients.md: "Routes", "What is forwarded", "Statuses", "Response headers"):
 //   gatewayAnswers               an answer: no hang, no dropped connection;
 //   noServerError                never a 5xx, but a 502 when the explorer answered 5xx or reset for it;
 //   answerIsGatewaysOrExplorers  the gateway's JSON in the request's interface ({"message"} and
@@ -68,7 +68,7 @@ const UNVERIFIED_KEY = 'fuzz-key-unverified';
 const UNKNOWN_KEY = 'fuzz-key-nobody-has-this';
 /** Every key a generated request may carry; none may ever reach the explorer, in any form. */
 const CLIENT_KEYS = [DEMO_KEY, LIMITED_KEY, DISABLED_KEY, UNVERIFIED_KEY, UNKNOWN_KEY] as const;
-/** Headers the gateway builds for the explorer (README, "What is forwarded"); undici adds host and connection. */
+/** Headers the gateway builds for the explorer (docs/clients.md, "What is forwarded"); undici adds host and connection. */
 const UPSTREAM_HEADERS: ReadonlySet<string> = new Set(['host', 'connection', 'accept', 'user-agent', 'x-request-id', 'show-scam-tokens']);
 /** src/app/request-id.ts: a client's own id is kept when it is 1-128 of these characters. */
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -77,7 +77,7 @@ const MAX_HEAD_BYTES = 16 * 1024;
 
 const V2 = ROUTE_TABLE.filter((r): r is V2RouteSpec => r.kind === 'v2');
 const LEGACY = ROUTE_TABLE.filter((r): r is LegacyRouteSpec => r.kind === 'legacy');
-/** The routes served first keep checks of their own (README, "Parameters and validation"): drawn more often. */
+/** The routes served first keep checks of their own (docs/clients.md, "Parameters and validation"): drawn more often. */
 const HAND_WRITTEN = new Set(['token-balances', 'transactions', 'legacy.getToken', 'legacy.getTokenHolders', 'legacy.bridgedTokenList']);
 const KNOWN_GOOD_PATH = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
 
@@ -426,7 +426,7 @@ const keyPlacement: fc.Arbitrary<KeyPlacement> = fc.oneof(
 /**
  * Header lines besides Authorization and Host. A client key appears only where keys go, or in
  * headers that are never forwarded (cookie, x-api-key, proxy-authorization): show-scam-tokens and
- * a sane x-request-id are forwarded as the client sent them (README, "What is forwarded").
+ * a sane x-request-id are forwarded as the client sent them (docs/clients.md, "What is forwarded").
  */
 const extraHeader: fc.Arbitrary<[string, string]> = fc.oneof(
   fc
@@ -1003,7 +1003,7 @@ function noServerError(r: FuzzRequest, a: Answer, window: readonly TapRecord[]):
   if (a.status < 500) return;
   const explorerFailed = window.some((t) => t.status === 'reset' || (typeof t.status === 'number' && t.status >= 500));
   if (a.status === 502 && explorerFailed) return;
-  if (a.status === 503 && opsPath(r) === '/readyz') return; // not ready yet: README, "Operating it"
+  if (a.status === 503 && opsPath(r) === '/readyz') return; // not ready yet: docs/operator-guide.md, "Operating it"
   violation('noServerError', `${a.status} ${a.body.toString('utf8').slice(0, 300)}; the explorer answered ${JSON.stringify(window)}`);
 }
 
@@ -1029,7 +1029,7 @@ function opsPath(r: FuzzRequest): string | undefined {
 /**
  * Whether the gateway answers the target in the legacy interface: `/api` and `/v2/api` (the
  * Etherscan forms) and `/{chain}/api`, a trailing slash allowed (src/routes/resolve.ts). Its
- * refusals are in the envelope, v2's are `{"message"}` (README, "Statuses").
+ * refusals are in the envelope, v2's are `{"message"}` (docs/clients.md, "Statuses").
  */
 function isLegacyTarget(r: FuzzRequest): boolean {
   const path = r.target.split('?', 1)[0] ?? '';
@@ -1085,7 +1085,7 @@ function answerIsGatewaysOrExplorers(r: FuzzRequest, a: Answer, explorerBodies: 
   return fail('neither the gateway’s JSON nor the explorer’s answer');
 }
 
-/** Every answer of the API carries an x-request-id: the client's own if it is a sane token (README, "Response headers"). */
+/** Every answer of the API carries an x-request-id: the client's own if it is a sane token (docs/clients.md, "Response headers"). */
 function carriesRequestId(r: FuzzRequest, a: Answer): void {
   if (isNodeRefusal(r, a) || opsPath(r) !== undefined) return;
   const id = a.headers['x-request-id'];
@@ -1149,7 +1149,7 @@ function headersAreGateways(e: RecordedRequest): void {
   const { accept, host, 'user-agent': agent, 'x-request-id': id } = e.headers;
   if (typeof id !== 'string' || !CLIENT_ID.test(id)) violation('headersAreGateways', `x-request-id ${JSON.stringify(id)} sent upstream`);
   if (agent !== USER_AGENT) violation('headersAreGateways', `user-agent ${String(agent)} sent upstream`);
-  // README, "What is forwarded": `show-scam-tokens: true` only, any other value is no header at all.
+  // docs/clients.md, "What is forwarded": `show-scam-tokens: true` only, any other value is no header at all.
   const scam = e.headers['show-scam-tokens'];
   if (scam !== undefined && scam !== 'true') violation('headersAreGateways', `show-scam-tokens ${JSON.stringify(scam)} sent upstream`);
   // The upstream's own host, never the client's Host (it could pick another virtual host behind the explorer's proxy).
@@ -1160,7 +1160,7 @@ function headersAreGateways(e: RecordedRequest): void {
 
 /**
  * Where a route's own checks are documented to accept more than its document's schema
- * (README, "Parameters and validation": getTokenHolders' page and offset are non-negative
+ * (docs/clients.md, "Parameters and validation": getTokenHolders' page and offset are non-negative
  * integers, the document says from 1).
  */
 const NON_NEGATIVE = /^(0|[1-9][0-9]*)$/;
@@ -1172,12 +1172,12 @@ const DOCUMENTED_RELAXATIONS: Readonly<Record<string, Readonly<Record<string, (v
 function valueProblem(schema: ParamSchema, value: string): string | undefined {
   const r = paramCheck(schema)(value);
   if (!r.ok) return `does not pass its check (${r.detail})`;
-  if (r.value !== value || !looksCanonical(schema, value)) return `is not in canonical form (README, "Parameters and validation")`;
+  if (r.value !== value || !looksCanonical(schema, value)) return `is not in canonical form (docs/clients.md, "Parameters and validation")`;
   return undefined;
 }
 
 /**
- * README, "Parameters and validation": what is forwarded is canonical, "integers without leading
+ * docs/clients.md, "Parameters and validation": what is forwarded is canonical, "integers without leading
  * zeros, hashes in lower case". Checked here without the gateway's own code.
  */
 function looksCanonical(schema: ParamSchema, value: string): boolean {
@@ -1246,7 +1246,7 @@ function legacyQueryProblem(pairs: readonly [string, string][]): string | undefi
     if (!p) return `${name} is not declared by ${spec.name}`;
     const relaxed = DOCUMENTED_RELAXATIONS[spec.name]?.[p.name];
     // A lenient list loses the items its controller skips, and may be left with none
-    // (getcontractcreation/2 answers an empty list then; README, "Parameters and validation").
+    // (getcontractcreation/2 answers an empty list then; docs/clients.md, "Parameters and validation").
     const emptyList = p.lenient === true && p.schema.type === 'array' && value === '';
     let problem: string | undefined;
     if (relaxed) problem = relaxed(value) ? undefined : 'does not pass its documented check';

@@ -15,7 +15,7 @@ import { adminClient, ADMIN_TOKEN } from '../support/admin.js';
 import { ADDRESS, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
-/** The pattern the README gives secret scanners. */
+/** The pattern docs/operator-guide.md gives secret scanners. */
 const SCANNER = /egw_[A-Za-z0-9]{43}/;
 
 interface KeyView {

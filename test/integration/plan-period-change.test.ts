@@ -1,5 +1,5 @@
 // A plan change between a daily and a monthly plan keeps the spend of the new plan's period, in
-// a gateway without Redis (README, "What is kept is what a key spent"): moved to a monthly plan, a
+// a gateway without Redis (docs/operator-guide.md, "What is kept is what a key spent"): moved to a monthly plan, a
 // key has spent what it spent this month; moved to a daily plan, what it spent today. The
 // in-process quota store counts every debit in a day counter and a month counter
 // (quota/memory.ts); here they survive a restart on the SQLite file and on the PostgreSQL schema,

@@ -1,4 +1,4 @@
-// Faults of the embedded SQLite store under a real gateway process (README, `storage`): a full
+// Faults of the embedded SQLite store under a real gateway process (docs/configuration.md, `storage`): a full
 // disk (RLIMIT_FSIZE through prlimit), the file deleted while the gateway runs, a read-only folder
 // or file. In each the process stays up, answers from memory, keeps what it could not write and
 // writes it once it can; /readyz says not ready meanwhile, egw_store_errors_total{store="records"}

@@ -1,5 +1,5 @@
 // A records store that is away at start or during the run never takes the public path down
-// (README, `storage`): known keys keep working from memory, usage rows wait and are written once
+// (docs/configuration.md, `storage`): known keys keep working from memory, usage rows wait and are written once
 // it is back, the stored ledgers are added to what was spent meanwhile (nothing lost, nothing
 // counted twice), and /readyz and egw_storage_up say so. First the in-process quota store over a
 // real SQLite store whose reads fail on purpose; then a gateway in front of a real PostgreSQL

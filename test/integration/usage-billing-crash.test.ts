@@ -1,4 +1,4 @@
-// Usage equals billing after a crash (README, "Usage equals billing"): a real gateway without
+// Usage equals billing after a crash (docs/operator-guide.md, "Usage equals billing"): a real gateway without
 // Redis, its records and ledgers in one store (SQLite, or PostgreSQL through storage.url), or
 // with Redis (its records in Redis, or in PostgreSQL), is killed with SIGKILL under concurrent
 // load and started again on the same stores, three times; the

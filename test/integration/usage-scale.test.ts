@@ -45,7 +45,7 @@ const BATCH_ROWS = 10_000;
 const SLOWLOG_US = 10_000;
 /** No command of this file may hold Redis this long. */
 const MAX_COMMAND_US = 20_000;
-/** No quota decision may wait this long while the usage is read: a fifth of the default commandTimeoutMs (README.md). */
+/** No quota decision may wait this long while the usage is read: a fifth of the default commandTimeoutMs (docs/configuration.md). */
 const MAX_DECISION_MS = 50;
 /** Loads and reports, until one keeps within the bounds (the file's head). */
 const ATTEMPTS = 3;
@@ -280,7 +280,7 @@ describe('usage rows at scale, with Redis alone', () => {
     const bytes = ((await pipeline.exec()) ?? []).reduce((s, [err, n]) => s + (err ? Number.NaN : Number(n)), 0);
     const per1000 = Math.round(bytes / (KEYS / 1_000));
     console.log(`usage-scale: ${names.length} keys, ${bytes} bytes: ${per1000} bytes per 1,000 keys per day`);
-    // The day hash of the layout before took 7.7 MB per 1,000 keys for these rows; README.md says 0.84 MB.
+    // The day hash of the layout before took 7.7 MB per 1,000 keys for these rows; docs/configuration.md says 0.84 MB.
     expect(per1000).toBeLessThan(1_000_000);
   }, 30_000);
 });

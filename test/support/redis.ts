@@ -1,4 +1,4 @@
-// Tests talk to a real Redis: REDIS_URL, or 127.0.0.1:6379 (what .ci/run and the README set up).
+// Tests talk to a real Redis: REDIS_URL, or 127.0.0.1:6379 (what .ci/run and docs/architecture.md set up).
 // Each suite writes under its own key prefix and deletes it afterwards.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';

@@ -1,12 +1,12 @@
-// Every error the gateway answers is defined once (http/errors.ts); the README's status table is
-// what operators and clients read, so it must say the same.
+// Every error the gateway answers is defined once (http/errors.ts); the status table of
+// docs/clients.md ("## Statuses") is what operators and clients read, so it must say the same.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ERRORS, legacyErrorBody, messageBody, type ErrorSpec } from '../../src/http/errors.js';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const statusSection = README.slice(README.indexOf('### Statuses'), README.indexOf('### Response headers'));
-/** `| case | status | message / notes |` rows of the README's status table. */
+const PAGE = readFileSync(new URL('../../docs/clients.md', import.meta.url), 'utf8');
+const statusSection = PAGE.slice(PAGE.indexOf('\n## Statuses\n'), PAGE.indexOf('\n## Response headers\n'));
+/** `| case | status | message / notes |` rows of the status table. */
 const rows = statusSection
   .split('\n')
   .filter((l) => /^\| .* \| \d{3} \|/.test(l))
@@ -16,18 +16,18 @@ const rows = statusSection
   });
 
 describe('the error registry', () => {
-  it.each(Object.entries(ERRORS))('%s has a status, a message, and a README row that says both', (_code, spec: ErrorSpec) => {
+  it.each(Object.entries(ERRORS))('%s has a status, a message, and a row of the status table that says both', (_code, spec: ErrorSpec) => {
     expect(spec.status).toBeGreaterThanOrEqual(400);
     expect(spec.message).not.toBe('');
     const row = rows.find((r) => r.notes.startsWith(`\`${spec.message}\``));
-    expect(row, `README row for "${spec.message}"`).toBeDefined();
+    expect(row, `docs/clients.md row for "${spec.message}"`).toBeDefined();
     expect(row!.status).toBe(spec.status);
     for (const [name, value] of Object.entries(spec.headers ?? {})) {
       expect(row!.notes.toLowerCase()).toContain(`${name}: ${value}`.toLowerCase());
     }
   });
 
-  it('every README row with a message in backticks is an error of the registry (or an upstream answer)', () => {
+  it('every row of the status table with a message in backticks is an error of the registry (or an upstream answer)', () => {
     const messages = new Set(Object.values(ERRORS).map((e: ErrorSpec) => e.message));
     for (const row of rows) {
       const message = /^`([^`]+)`/.exec(row.notes)?.[1];

@@ -1,4 +1,4 @@
-// Dependencies point inwards (README, Development): each folder of src/ imports only the folders
+// Dependencies point inwards (docs/architecture.md, Code map): each folder of src/ imports only the folders
 // its entry in ALLOWED names, those entries have no circle, and neither have the files. Every
 // `import ... from`, `export ... from` and `import('...')` of every .ts file under src/ counts,
 // types too (TypeScript's own reading of a file's imports: ts.preProcessFile).

@@ -1,4 +1,4 @@
-// The README's code map (README.md, "## Development": the table of paths and contents) against
+// The code map (docs/architecture.md, "## Code map": the table of paths and contents) against
 // the tree: every path it names exists, every file it names in a row exists in that row's folder,
 // and every folder of src/ and every file directly under src/ has a row.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -14,10 +14,10 @@ interface Row {
   files: string[];
 }
 
-/** The rows of the first table under "## Development". */
+/** The rows of the first table under "## Code map". */
 function codeMap(): Row[] {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('\n## Development\n'));
+  const page = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+  const section = page.slice(page.indexOf('\n## Code map\n'));
   const lines = section.split('\n');
   const head = lines.findIndex((l) => /^\| path \| contents \|$/.test(l));
   const rows: Row[] = [];
@@ -33,7 +33,7 @@ function codeMap(): Row[] {
 const ROWS = codeMap();
 const named = new Set(ROWS.flatMap((r) => r.paths));
 
-describe("the README's code map", () => {
+describe('the code map of docs/architecture.md', () => {
   it('is found, one row per path', () => {
     expect(ROWS.length).toBeGreaterThan(10);
     expect(ROWS.flatMap((r) => r.paths)).toHaveLength(named.size);
