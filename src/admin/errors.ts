@@ -1,31 +1,33 @@
 // Every refusal of the admin API, defined once: code -> status (as http/errors.ts does for the
 // public path). The message says what was wrong with this call, so it is given where it is raised;
-// the body is `{message}` and any extra fields (admin/server.ts renders it).
+// the body is `{message}` and any extra fields (admin/server.ts renders it). `what` says when the
+// code is given, for the OpenAPI document (openapi.ts).
 
 export const ADMIN_ERRORS = {
-  /** No Authorization header. */
-  TOKEN_REQUIRED: { status: 401 },
-  INVALID_TOKEN: { status: 401 },
-  /** An address that kept failing to authenticate, for a while. */
-  AUTH_LOCKED: { status: 429 },
-  NO_SUCH_ROUTE: { status: 404 },
-  NO_SUCH_KEY: { status: 404 },
-  /** A configured key changed through the API: the file is its source. */
-  CONFIGURED_KEY: { status: 409 },
-  NAME_TAKEN: { status: 409 },
-  INVALID_BODY: { status: 422 },
-  UNKNOWN_PLAN: { status: 422 },
-  UNKNOWN_CHAIN: { status: 422 },
-  EXPIRY_NOT_IN_FUTURE: { status: 422 },
-  INVALID_INSTANT: { status: 422 },
-  INVALID_QUERY: { status: 400 },
-  INVALID_RANGE: { status: 400 },
-  /** fastify's own 4xx (a body that is not JSON, too large, of another type): its status. */
-  BAD_REQUEST: { status: 400 },
-  /** The records store (or Redis) is away or cannot write now: nothing was changed; try again. */
-  STORE_UNAVAILABLE: { status: 503 },
-  INTERNAL: { status: 500 },
-} as const satisfies Record<string, { status: number }>;
+  TOKEN_REQUIRED: { status: 401, what: 'no Authorization header' },
+  INVALID_TOKEN: { status: 401, what: 'an Authorization header other than the admin token' },
+  AUTH_LOCKED: { status: 429, what: 'an address that kept failing to authenticate, for a while (Retry-After)' },
+  NO_SUCH_ROUTE: { status: 404, what: 'no such admin route' },
+  NO_SUCH_KEY: { status: 404, what: 'no key with this id' },
+  CONFIGURED_KEY: { status: 409, what: 'a configured key changed through the API: the file is its source' },
+  NAME_TAKEN: { status: 409, what: 'the name is used by another key' },
+  INVALID_BODY: { status: 422, what: 'the body does not have the documented shape (`errors` lists every problem)' },
+  UNKNOWN_PLAN: { status: 422, what: 'no such plan in the configuration (`plans` lists them)' },
+  UNKNOWN_CHAIN: { status: 422, what: 'no such chain in the configuration' },
+  EXPIRY_NOT_IN_FUTURE: { status: 422, what: '`expiresAt` is not in the future' },
+  INVALID_INSTANT: { status: 422, what: 'a date or date-time that is not ISO 8601 or does not exist' },
+  INVALID_QUERY: { status: 400, what: 'a query parameter that is unknown or malformed (`errors` lists every problem)' },
+  INVALID_RANGE: { status: 400, what: '`from` is after `to`' },
+  BAD_REQUEST: {
+    status: 400,
+    what: "fastify's own refusal, with its status: a body that is not JSON (400), too large (413), of another type (415)",
+  },
+  STORE_UNAVAILABLE: {
+    status: 503,
+    what: 'the records store (or Redis) is away or cannot write now: nothing was changed; try again (Retry-After)',
+  },
+  INTERNAL: { status: 500, what: "the gateway's own bug" },
+} as const satisfies Record<string, { status: number; what: string }>;
 
 export type AdminErrorCode = keyof typeof ADMIN_ERRORS;
 

@@ -5,16 +5,20 @@
 // failing is refused for a while (rate-limiter-flexible, the stack's limiter, in memory: a guard,
 // not a billing decision, so its own clock serves), but only its wrong or missing tokens: the
 // right one is always served, so that no local process can lock the operator out. Every write is
-// one audit entry in the store and one log line.
+// one audit entry in the store and one log line. Only the API's OpenAPI document (openapi.ts) is
+// served without the token: it holds no data, only the shape of the API, and tools that read it
+// (Swagger UI, client generators) then need no secret.
 import { timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { JSON_TYPE } from '../http/respond.js';
 import type { AdminDeps } from './context.js';
 import { AdminError } from './errors.js';
+import { adminOpenApi } from './openapi.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import { registerRecordRoutes } from './routes/records.js';
 import { AdminService } from './service.js';
+import { ADMIN_PREFIX, ADMIN_ROUTES, at } from './surface.js';
 import { storeUnavailable } from '../store/faults.js';
 
 /** Failed authentications an address may make per minute before it is refused for five. */
@@ -47,7 +51,14 @@ export function buildAdminServer(token: string, deps: AdminDeps): FastifyInstanc
     reply.code(status).header('content-type', JSON_TYPE).header('cache-control', 'no-store').send(JSON.stringify(body));
   const refuse = (reply: FastifyReply, err: AdminError) => send(reply, err.status, { message: err.message, ...err.extra });
 
+  /** The routes served without the token (surface.ts `open`), as fastify names them. */
+  const open = new Set(
+    Object.values(ADMIN_ROUTES)
+      .filter((spec) => 'open' in spec && spec.open)
+      .map((spec) => ADMIN_PREFIX + spec.path),
+  );
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (open.has(request.routeOptions.url ?? '')) return undefined;
     // The token first: the right one is served whatever the address did before (a lockout that
     // refused it would let any local process lock the operator's CLI out for five minutes).
     if (tokenMatches(request.headers.authorization, token)) return undefined;
@@ -93,13 +104,23 @@ export function buildAdminServer(token: string, deps: AdminDeps): FastifyInstanc
   });
   app.setNotFoundHandler((_request, reply) => refuse(reply, new AdminError('NO_SUCH_ROUTE', 'No such admin route')));
 
+  const openapi = JSON.stringify(adminOpenApi());
   void app.register(
     (api, _opts, done) => {
       registerKeyRoutes(api, service, send);
       registerRecordRoutes(api, service, send);
+      api.route({
+        ...at('openapi'),
+        handler: (_request, reply) =>
+          reply
+            .code(ADMIN_ROUTES.openapi.answer.status)
+            .header('content-type', JSON_TYPE)
+            .header('cache-control', 'no-store')
+            .send(openapi),
+      });
       done();
     },
-    { prefix: '/admin/v1' },
+    { prefix: ADMIN_PREFIX },
   );
   return app;
 }

@@ -1,19 +1,184 @@
-// The admin API's calls, named once: their method and path under /admin/v1. The routes
-// (routes/*.ts) are registered from this table and the command line (cli.ts) builds its requests
-// from it, so the two cannot drift apart.
+// The admin API's calls, named once: their method and path under /admin/v1, the zod schemas of
+// what they take and answer, and the refusals of their own. The routes (routes/*.ts) are
+// registered from this table and parse with its schemas, the command line (cli.ts) builds its
+// requests from it, and the OpenAPI document (openapi.ts) is made of it, so none of them can
+// drift from the others: a call added here without its schemas does not compile.
+import type { z } from 'zod';
+import type { AdminErrorCode } from './errors.js';
+import {
+  auditAnswer,
+  auditQuery,
+  createdKeyAnswer,
+  createKeyBody,
+  creditsAnswer,
+  creditsBody,
+  keyIdParams,
+  keyAnswer,
+  keyListAnswer,
+  keyWithCreditsAnswer,
+  listKeysQuery,
+  openApiAnswer,
+  plansAnswer,
+  revokedAnswer,
+  rollBody,
+  rolledKeyAnswer,
+  updateKeyBody,
+  usageAnswer,
+  usageQuery,
+} from './schemas.js';
+
+/** Where the admin API lives on its listener. */
+export const ADMIN_PREFIX = '/admin/v1';
+
+export interface AdminCallSpec {
+  readonly method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Under ADMIN_PREFIX, fastify's syntax (`/keys/:id`). */
+  readonly path: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly tag: 'keys' | 'records' | 'document';
+  /** The path's `:name` parameters. */
+  readonly params?: z.ZodObject;
+  readonly query?: z.ZodObject;
+  /** A JSON body (validate.ts parseBody; none sent is `{}`). */
+  readonly body?: z.ZodType;
+  /** The answer when the call succeeds. */
+  readonly answer: {
+    readonly status: 200 | 201;
+    readonly schema: z.ZodType;
+    readonly description: string;
+    /** Also as CSV with `format=csv`. */
+    readonly csv?: true;
+  };
+  /** Refusals of this call's own, beside those of every call (openapi.ts EVERY_CALL). */
+  readonly refusals: readonly AdminErrorCode[];
+  /** Served without the admin token. */
+  readonly open?: true;
+}
 
 export const ADMIN_ROUTES = {
-  createKey: { method: 'POST', path: '/keys' },
-  listKeys: { method: 'GET', path: '/keys' },
-  showKey: { method: 'GET', path: '/keys/:id' },
-  updateKey: { method: 'PATCH', path: '/keys/:id' },
-  addCredits: { method: 'POST', path: '/keys/:id/credits' },
-  rollKey: { method: 'POST', path: '/keys/:id/roll' },
-  revokeKey: { method: 'DELETE', path: '/keys/:id' },
-  listAudit: { method: 'GET', path: '/audit' },
-  usage: { method: 'GET', path: '/usage' },
-  plans: { method: 'GET', path: '/plans' },
-} as const satisfies Record<string, { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; path: string }>;
+  createKey: {
+    method: 'POST',
+    path: '/keys',
+    summary: 'Create a key',
+    tag: 'keys',
+    body: createKeyBody,
+    answer: { status: 201, schema: createdKeyAnswer, description: 'The key, with its secret (`key`): shown in this answer only' },
+    refusals: ['INVALID_BODY', 'UNKNOWN_PLAN', 'UNKNOWN_CHAIN', 'INVALID_INSTANT', 'EXPIRY_NOT_IN_FUTURE', 'NAME_TAKEN'],
+  },
+  listKeys: {
+    method: 'GET',
+    path: '/keys',
+    summary: 'List keys',
+    description: 'Run-time keys and configured ones (`source: "config"`); never a secret or a digest.',
+    tag: 'keys',
+    query: listKeysQuery,
+    answer: { status: 200, schema: keyListAnswer, description: 'The keys the filters take' },
+    refusals: ['INVALID_QUERY'],
+  },
+  showKey: {
+    method: 'GET',
+    path: '/keys/:id',
+    summary: 'Show a key, with its balance',
+    tag: 'keys',
+    params: keyIdParams,
+    answer: { status: 200, schema: keyWithCreditsAnswer, description: "The key and this period's credits" },
+    refusals: ['NO_SUCH_KEY'],
+  },
+  updateKey: {
+    method: 'PATCH',
+    path: '/keys/:id',
+    summary: 'Change a run-time key',
+    description: 'A configured key is read-only here (409): the file is its source.',
+    tag: 'keys',
+    params: keyIdParams,
+    body: updateKeyBody,
+    answer: { status: 200, schema: keyAnswer, description: 'The key as changed' },
+    refusals: [
+      'NO_SUCH_KEY',
+      'CONFIGURED_KEY',
+      'INVALID_BODY',
+      'UNKNOWN_PLAN',
+      'UNKNOWN_CHAIN',
+      'INVALID_INSTANT',
+      'EXPIRY_NOT_IN_FUTURE',
+      'NAME_TAKEN',
+    ],
+  },
+  addCredits: {
+    method: 'POST',
+    path: '/keys/:id/credits',
+    summary: 'Add bought credits',
+    description: 'A balance of its own that no period resets, spent after the period allowance. Configured keys too.',
+    tag: 'keys',
+    params: keyIdParams,
+    body: creditsBody,
+    answer: { status: 200, schema: creditsAnswer, description: 'What was added, the bought credits left and the new balance' },
+    refusals: ['NO_SUCH_KEY', 'INVALID_BODY'],
+  },
+  rollKey: {
+    method: 'POST',
+    path: '/keys/:id/roll',
+    summary: 'Give a key a new secret',
+    description: 'Same id, plan, balance and usage; the old secret is refused after `graceSeconds` (default 0, at most 30 days).',
+    tag: 'keys',
+    params: keyIdParams,
+    body: rollBody,
+    answer: { status: 200, schema: rolledKeyAnswer, description: 'The key, with its new secret (`key`): shown in this answer only' },
+    refusals: ['NO_SUCH_KEY', 'CONFIGURED_KEY', 'INVALID_BODY'],
+  },
+  revokeKey: {
+    method: 'DELETE',
+    path: '/keys/:id',
+    summary: 'Revoke a run-time key',
+    description: 'Refused (401) from then on; its usage rows and audit entries stay.',
+    tag: 'keys',
+    params: keyIdParams,
+    answer: { status: 200, schema: revokedAnswer, description: 'The key is revoked' },
+    refusals: ['NO_SUCH_KEY', 'CONFIGURED_KEY'],
+  },
+  listAudit: {
+    method: 'GET',
+    path: '/audit',
+    summary: 'Every admin write',
+    description:
+      'Time, action, key id, the public fields before and after; never a secret. `from` and `to` are ISO 8601 dates or date-times.',
+    tag: 'records',
+    query: auditQuery,
+    answer: { status: 200, schema: auditAnswer, description: 'The entries in the range' },
+    refusals: ['INVALID_QUERY', 'INVALID_INSTANT'],
+  },
+  usage: {
+    method: 'GET',
+    path: '/usage',
+    summary: 'Usage rows, what an operator bills from',
+    description:
+      "One row per UTC day, key, chain and route. `from` and `to` are UTC days (`YYYY-MM-DD`), today by default. `format=csv` answers RFC 4180 CSV, a text cell that a spreadsheet would take for a formula prefixed with `'`.",
+    tag: 'records',
+    query: usageQuery,
+    answer: { status: 200, schema: usageAnswer, description: 'The rows', csv: true },
+    refusals: ['INVALID_QUERY', 'INVALID_RANGE'],
+  },
+  plans: {
+    method: 'GET',
+    path: '/plans',
+    summary: 'The plans of the configuration',
+    tag: 'records',
+    answer: { status: 200, schema: plansAnswer, description: 'The plans' },
+    refusals: [],
+  },
+  openapi: {
+    method: 'GET',
+    path: '/openapi.json',
+    summary: 'This document',
+    description:
+      'The OpenAPI 3.1 document of the admin API, made from the same zod schemas that validate its input. Served without the token: it holds no data, only the shape of the API.',
+    tag: 'document',
+    answer: { status: 200, schema: openApiAnswer, description: 'The OpenAPI document' },
+    refusals: [],
+    open: true,
+  },
+} as const satisfies Record<string, AdminCallSpec>;
 
 export type AdminOperation = keyof typeof ADMIN_ROUTES;
 

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { corsOnReply, JSON_TYPE } from '../http/respond.js';
 import type { GatewayState } from '../request/state.js';
-import { costOf } from '../routes/settings.js';
+import { billedCost } from '../routes/settings.js';
 import { ROUTE_NAMES } from '../routes/table.js';
 
 export const DISCOVERY_PATH = '/api/json/config';
@@ -12,7 +12,7 @@ export const DISCOVERY_PATH = '/api/json/config';
 export function discoveryBody(state: GatewayState): string {
   const { config } = state;
   const routes: Record<string, number> = {};
-  for (const name of ROUTE_NAMES) routes[name] = costOf(config.costs, name);
+  for (const name of ROUTE_NAMES) routes[name] = billedCost(config.costs, name);
   return JSON.stringify({
     chains: [...state.chains.values()].map((c) => ({ id: c.id, name: c.name })),
     costs: { default: config.costs.default, routes },

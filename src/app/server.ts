@@ -27,6 +27,7 @@ import { DAY_MS, utcDay } from '../store/day.js';
 import { clusterMetrics, shareMetrics } from '../process/primary.js';
 import { POOL_CONNECTIONS } from '../upstream/client.js';
 import { registerDiscovery } from './discovery.js';
+import { registerOpenApi } from './openapi.js';
 import { registerOps } from './ops.js';
 import { requestId } from './request-id.js';
 import { Resources, type ServerDeps } from './resources.js';
@@ -191,6 +192,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     cors: (origin) => states.current.cors.linesFor(origin),
   });
   registerDiscovery(app, () => states.current);
+  registerOpenApi(app, () => states.current);
   // The streamed routes' client (request/stream.ts); its own undici agent, like the chains' pools
   // with a connect timeout of at most 3 s.
   void app.register(replyFrom, {

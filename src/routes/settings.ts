@@ -50,3 +50,14 @@ export function rpcTtlSeconds(cache: TtlSettings, method: RpcMethod, freshness: 
 export function proxyCost(costs: CostSettings, route: RouteName, method: RpcMethod): number {
   return costs.routes[route] ?? costOf(costs, rpcRouteName(method));
 }
+
+/**
+ * What one valid request of a route is billed, as the resolver bills it (resolver.ts): a proxy
+ * action its method's cost (proxyCost), nothing for the one the explorer cannot answer (refused
+ * unbilled); any other route costOf. What /api/json/config and /api/json/openapi list.
+ */
+export function billedCost(costs: CostSettings, route: RouteName): number {
+  const spec = routeByName(route);
+  if (spec?.kind !== 'proxy') return costOf(costs, route);
+  return spec.method === undefined ? 0 : proxyCost(costs, route, spec.method);
+}

@@ -1,10 +1,10 @@
 // /admin/v1/keys: keys created, listed, shown, changed, topped up, rolled and revoked at run time.
-// Configured (YAML) keys are listed and shown, but read-only here: the file is their source.
+// Configured (YAML) keys are listed and shown, but read-only here: the file is their source. Each
+// call parses with its schemas in the table (surface.ts) and answers with its status there.
 import type { FastifyInstance } from 'fastify';
 import type { Send } from '../context.js';
-import { createKeyBody, creditsBody, listKeysQuery, rollBody, updateKeyBody } from '../schemas.js';
 import type { AdminService } from '../service.js';
-import { at } from '../surface.js';
+import { ADMIN_ROUTES as R, at } from '../surface.js';
 import { parseBody, parseQuery } from '../validate.js';
 
 type WithId = { Params: { id: string } };
@@ -13,45 +13,46 @@ export function registerKeyRoutes(api: FastifyInstance, service: AdminService, s
   api.route({
     ...at('createKey'),
     handler: async (request, reply) => {
-      const { view, secret } = await service.createKey(parseBody(createKeyBody, request.body));
+      const { view, secret } = await service.createKey(parseBody(R.createKey.body, request.body));
       // The secret is in this answer only: it is stored as its digest.
-      return send(reply, 201, { ...view, key: secret });
+      return send(reply, R.createKey.answer.status, { ...view, key: secret });
     },
   });
   api.route({
     ...at('listKeys'),
-    handler: (request, reply) => send(reply, 200, { items: service.listKeys(parseQuery(listKeysQuery, request.query)) }),
+    handler: (request, reply) =>
+      send(reply, R.listKeys.answer.status, { items: service.listKeys(parseQuery(R.listKeys.query, request.query)) }),
   });
   api.route<WithId>({
     ...at('showKey'),
-    handler: async (request, reply) => send(reply, 200, await service.showKey(request.params.id)),
+    handler: async (request, reply) => send(reply, R.showKey.answer.status, await service.showKey(request.params.id)),
   });
   api.route<WithId>({
     ...at('updateKey'),
     handler: async (request, reply) => {
       // The key first: an unknown or configured key is a 404 or 409 whatever the body holds.
       const id = service.checkWritable(request.params.id);
-      return send(reply, 200, await service.updateKey(id, parseBody(updateKeyBody, request.body)));
+      return send(reply, R.updateKey.answer.status, await service.updateKey(id, parseBody(R.updateKey.body, request.body)));
     },
   });
   api.route<WithId>({
     ...at('addCredits'),
     handler: async (request, reply) => {
       const id = service.checkKnown(request.params.id);
-      return send(reply, 200, await service.addCredits(id, parseBody(creditsBody, request.body).amount));
+      return send(reply, R.addCredits.answer.status, await service.addCredits(id, parseBody(R.addCredits.body, request.body).amount));
     },
   });
   api.route<WithId>({
     ...at('rollKey'),
     handler: async (request, reply) => {
       const id = service.checkWritable(request.params.id);
-      const { graceSeconds = 0 } = parseBody(rollBody, request.body);
+      const { graceSeconds = 0 } = parseBody(R.rollKey.body, request.body);
       const { view, secret, previousValidUntil } = await service.rollKey(id, graceSeconds);
-      return send(reply, 200, { ...view, key: secret, previousValidUntil });
+      return send(reply, R.rollKey.answer.status, { ...view, key: secret, previousValidUntil });
     },
   });
   api.route<WithId>({
     ...at('revokeKey'),
-    handler: async (request, reply) => send(reply, 200, await service.revokeKey(request.params.id)),
+    handler: async (request, reply) => send(reply, R.revokeKey.answer.status, await service.revokeKey(request.params.id)),
   });
 }

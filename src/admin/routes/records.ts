@@ -2,9 +2,8 @@
 // Usage as JSON or CSV (RFC 4180), what an operator bills from.
 import type { FastifyInstance } from 'fastify';
 import type { Send } from '../context.js';
-import { auditQuery, usageQuery } from '../schemas.js';
 import type { AdminService, UsageItem } from '../service.js';
-import { at } from '../surface.js';
+import { ADMIN_ROUTES as R, at } from '../surface.js';
 import { parseQuery } from '../validate.js';
 
 const COLUMNS = ['day', 'key', 'name', 'chain', 'route', 'requests', 'credits', 'cacheHits', 'refused', 'errors'] as const;
@@ -37,21 +36,22 @@ export function usageCsv(items: readonly UsageItem[]): string {
 export function registerRecordRoutes(api: FastifyInstance, service: AdminService, send: Send): void {
   api.route({
     ...at('listAudit'),
-    handler: async (request, reply) => send(reply, 200, { items: await service.listAudit(parseQuery(auditQuery, request.query)) }),
+    handler: async (request, reply) =>
+      send(reply, R.listAudit.answer.status, { items: await service.listAudit(parseQuery(R.listAudit.query, request.query)) }),
   });
   api.route({
     ...at('usage'),
     handler: async (request, reply) => {
-      const q = parseQuery(usageQuery, request.query);
+      const q = parseQuery(R.usage.query, request.query);
       const { from, to, items } = await service.usage(q);
-      if (q.format !== 'csv') return send(reply, 200, { items });
+      if (q.format !== 'csv') return send(reply, R.usage.answer.status, { items });
       return reply
-        .code(200)
+        .code(R.usage.answer.status)
         .header('content-type', 'text/csv; charset=utf-8')
         .header('content-disposition', `attachment; filename="usage-${from}-${to}.csv"`)
         .header('cache-control', 'no-store')
         .send(usageCsv(items));
     },
   });
-  api.route({ ...at('plans'), handler: (_request, reply) => send(reply, 200, { items: service.plans() }) });
+  api.route({ ...at('plans'), handler: (_request, reply) => send(reply, R.plans.answer.status, { items: service.plans() }) });
 }

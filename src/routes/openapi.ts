@@ -1,0 +1,512 @@
+// The gateway's own OpenAPI 3.1 document (GET /api/json/openapi): every route of the route table
+// (table.ts, generated from the vendored documents in spec/), under its chain prefix, with what it
+// costs and how long it is kept under the configuration given, the parameters it is validated
+// against (the table's, or the zod schemas of the routes checked by hand: params.ts), the
+// gateway's refusals (http/errors.ts) and the two ways of giving the API key. Pure: the caller
+// passes the configuration's parts and the paths it serves beside the table.
+import { z } from 'zod';
+import { ERRORS, type ErrorCode } from '../http/errors.js';
+import { RPC_METHODS, rpcRouteName } from '../rpc/methods.js';
+import { legacyQuery, tokenBalancesQuery, transactionsQuery } from './params.js';
+import { billedCost, costOf, ttlSecondsFor, type CostSettings, type TtlSettings } from './settings.js';
+import type { ParamData, ParamSchema } from './spec-types.js';
+import { ROUTE_TABLE, routeByName, type ModuleRouteSpec, type V2RouteSpec } from './table.js';
+
+type Json = Record<string, unknown>;
+
+/** A path served beside the route table, without a key (`/healthz`, `/api/json/config`, ...). */
+export interface PlainPath {
+  readonly path: string;
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description?: string;
+  /** Status -> description and JSON Schema of the body. */
+  readonly answers: Readonly<Record<number, { readonly description: string; readonly schema: Json }>>;
+}
+
+export interface PublicDocSettings {
+  readonly chains: readonly { readonly id: string; readonly name: string }[];
+  readonly costs: CostSettings;
+  readonly cache: TtlSettings;
+  /** `rpc.maxBatch`. */
+  readonly maxBatch: number;
+  readonly plain: readonly PlainPath[];
+}
+
+/** The routes checked by their own zod schemas rather than the table's parameters (resolve.ts). */
+const ZOD_CHECKED: Readonly<Record<string, z.ZodType>> = {
+  'token-balances': tokenBalancesQuery,
+  transactions: transactionsQuery,
+  'legacy.getToken': legacyQuery.getToken,
+  'legacy.getTokenHolders': legacyQuery.getTokenHolders,
+  'legacy.bridgedTokenList': legacyQuery.bridgedTokenList,
+};
+
+/** The paths of the Etherscan V2 form: the chain in `chainid` (resolve.ts). */
+export const CHAINID_PATHS = ['/v2/api', '/api'] as const;
+/** The JSON-RPC endpoint's paths under a chain (resolve.ts RPC_PATHS, without their trailing slash). */
+export const JSON_RPC_PATHS = ['/json-rpc', '/api/eth-rpc'] as const;
+
+const CHAIN = { $ref: '#/components/parameters/chain_id' };
+const schemaRef = (id: string) => ({ $ref: `#/components/schemas/${id}` });
+const responseRef = (id: string) => ({ $ref: `#/components/responses/${id}` });
+const headerRef = (id: string) => ({ $ref: `#/components/headers/${id}` });
+
+/** A parameter schema of the vendored documents (OpenAPI 3.0's `nullable`, bounds as text) in JSON Schema 2020-12. */
+export function jsonSchemaOf(p: ParamSchema): Json {
+  const { nullable, minimum, maximum, anyOf, oneOf, items, enum: values, ...rest } = p;
+  const out: Json = { ...rest };
+  if (values !== undefined) out.enum = [...values];
+  if (minimum !== undefined) out.minimum = Number(minimum);
+  if (maximum !== undefined) out.maximum = Number(maximum);
+  if (anyOf !== undefined) out.anyOf = anyOf.map(jsonSchemaOf);
+  if (oneOf !== undefined) out.oneOf = oneOf.map(jsonSchemaOf);
+  if (items !== undefined) out.items = jsonSchemaOf(items);
+  if (nullable !== true) return out;
+  if (Array.isArray(out.enum)) out.enum = [...(out.enum as unknown[]), null];
+  if (typeof out.type === 'string') return { ...out, type: [out.type, 'null'] };
+  return { anyOf: [out, { type: 'null' }] };
+}
+
+function queryParam(p: ParamData): Json {
+  return {
+    name: p.name,
+    in: 'query',
+    required: p.required,
+    schema: jsonSchemaOf(p.schema),
+    // A list is written as a comma list (param-check.ts compileArray).
+    ...(p.schema.type === 'array' ? { style: 'form', explode: false } : {}),
+  };
+}
+
+/** The query parameters of a zod-checked route, as the table's ParamData. */
+function zodParams(schema: z.ZodType): Json[] {
+  const { properties = {}, required = [] } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as {
+    properties?: Record<string, Json>;
+    required?: string[];
+  };
+  return Object.entries(properties).map(([name, s]) => ({ name, in: 'query', required: required.includes(name), schema: s }));
+}
+
+function queryParams(name: string, params: readonly ParamData[]): Json[] {
+  const checked = ZOD_CHECKED[name];
+  return checked ? zodParams(checked) : params.map(queryParam);
+}
+
+// --- refusals ---
+
+type Family = 'v2' | 'legacy' | 'rpc';
+
+/** What every keyed request may be refused with, in the pipeline's order (README, Order of checks). */
+const KEYED: readonly ErrorCode[] = [
+  'NO_KEY',
+  'BAD_KEY',
+  'CONFLICTING_KEYS',
+  'BAD_AUTH_SCHEME',
+  'TOO_MANY_BAD_KEYS',
+  'UNVERIFIED_KEY',
+  'DISABLED_KEY',
+  'EXPIRED_KEY',
+  'CHAIN_NOT_ALLOWED',
+  'UNKNOWN_CHAIN',
+  'RATE_LIMITED',
+  'OUT_OF_CREDITS',
+  'QUOTA_UNAVAILABLE',
+  'SHUTTING_DOWN',
+  'UPSTREAM_TIMEOUT',
+  'UPSTREAM_UNREACHABLE',
+  'UPSTREAM_ERROR',
+  'UPSTREAM_TOO_LARGE',
+  'INTERNAL',
+];
+/** A request with a body (a POSTed form, JSON-RPC). */
+const BODY: readonly ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'BODY_INCOMPLETE'];
+/** The Etherscan V2 form, before the action is known. */
+const CHAINID_FORM: readonly ErrorCode[] = [
+  'CHAINID_REQUIRED',
+  'LEGACY_NO_MODULE_ACTION',
+  'LEGACY_UNKNOWN_MODULE',
+  'LEGACY_UNKNOWN_ACTION',
+];
+
+const FAMILY_BODY: Readonly<Record<Family, string>> = { v2: 'Error', legacy: 'LegacyError', rpc: 'Error' };
+const QUOTA_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-credits-remaining'];
+
+/** Codes by status, as the error responses of a family: `<Family>Error<status>` components. */
+function errorResponses(family: Family, codes: readonly ErrorCode[]): { refs: Json; components: Record<string, Json> } {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) byStatus.set(ERRORS[code].status, [...(byStatus.get(ERRORS[code].status) ?? []), code]);
+  const refs: Json = {};
+  const components: Record<string, Json> = {};
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const id = `${family}Error${status}`;
+    const headers = new Set<string>(['x-request-id']);
+    for (const code of list) for (const h of Object.keys((ERRORS[code] as { headers?: Json }).headers ?? {})) headers.add(h);
+    if (status === 429) headers.add('retry-after');
+    if (status === 402 || status === 429) for (const h of QUOTA_HEADERS) headers.add(h);
+    const body =
+      family === 'rpc' && (status === 402 || status === 429 || status === 413)
+        ? { anyOf: [schemaRef('Error'), schemaRef('JsonRpcAnswer'), { type: 'array', items: schemaRef('JsonRpcAnswer') }] }
+        : schemaRef(FAMILY_BODY[family]);
+    components[id] = {
+      description: list.map((c) => `${c}: ${ERRORS[c].message}`).join('; '),
+      headers: Object.fromEntries([...headers].map((h) => [h, headerRef(h)])),
+      content: { 'application/json': { schema: body } },
+      'x-error-codes': list,
+    };
+    refs[status] = responseRef(id);
+  }
+  return { refs, components };
+}
+
+// --- operations ---
+
+interface Built {
+  paths: Record<string, Json>;
+  responses: Record<string, Json>;
+}
+
+const SUCCESS_HEADERS = ['x-request-id', ...QUOTA_HEADERS];
+
+function ok(description: string, content: Json, cached: boolean): Json {
+  const headers = [...SUCCESS_HEADERS, ...(cached ? ['x-cache', 'age'] : [])];
+  return { description, headers: Object.fromEntries(headers.map((h) => [h, headerRef(h)])), content };
+}
+
+const ANY_JSON = { 'application/json': { schema: {} } };
+const LEGACY_ANSWER =
+  'The explorer\'s answer (`{"message", "result", "status"}`; `status: "0"` with HTTP 200 for a bad parameter), or for the proxy module a JSON-RPC answer';
+
+/** The successful answers, shared by the operations. */
+const ANSWERS: Readonly<Record<string, Json>> = {
+  Answer: ok("The explorer's answer, passed on as it is", ANY_JSON, false),
+  CachedAnswer: ok("The explorer's answer, passed on as it is (or from the cache)", ANY_JSON, true),
+  CsvAnswer: ok('The CSV export, streamed through', { 'text/csv': { schema: { type: 'string' } } }, false),
+  LegacyAnswer: ok(LEGACY_ANSWER, ANY_JSON, false),
+  LegacyCachedAnswer: ok(LEGACY_ANSWER, ANY_JSON, true),
+  JsonRpcAnswers: ok(
+    'One answer, or one per call of the batch, ids and order kept',
+    { 'application/json': { schema: { anyOf: [schemaRef('JsonRpcAnswer'), { type: 'array', items: schemaRef('JsonRpcAnswer') }] } } },
+    true,
+  ),
+};
+
+function v2Operation(spec: V2RouteSpec, s: PublicDocSettings, errors: Json): Json {
+  const ttl = ttlSecondsFor(s.cache, spec.name);
+  const family = spec.template.split('/')[3] ?? 'v2';
+  return {
+    operationId: spec.name,
+    summary: spec.name,
+    description: `Forwarded to the explorer's \`${spec.template}\` (PRO API operation \`${spec.operationId}\`). ${
+      spec.stream ? 'Streamed through, never cached.' : ttl > 0 ? `Cached ${ttl} s.` : 'Not cached.'
+    } A query parameter not listed is refused (422, \`Unexpected field\`).`,
+    tags: [`v2: ${family}`],
+    parameters: [
+      CHAIN,
+      ...spec.pathParams.map((p) => ({ ...queryParam(p), in: 'path', required: true })),
+      ...queryParams(spec.name, spec.queryParams),
+    ],
+    responses: {
+      200: responseRef(spec.stream ? 'CsvAnswer' : ttl > 0 ? 'CachedAnswer' : 'Answer'),
+      ...errors,
+      422: responseRef('ValidationFailed'),
+    },
+    'x-route-name': spec.name,
+    'x-credits': costOf(s.costs, spec.name),
+    'x-cache-ttl-seconds': spec.stream ? 0 : ttl,
+  };
+}
+
+function moduleDescription(spec: ModuleRouteSpec, s: PublicDocSettings): string {
+  switch (spec.kind) {
+    case 'legacy': {
+      const ttl = ttlSecondsFor(s.cache, spec.name);
+      return `Forwarded to the explorer's \`/api?module=${spec.module}&action=${spec.action}\`. ${ttl > 0 ? `Cached ${ttl} s.` : 'Not cached.'} Parameters not listed are dropped; a bad one is answered with HTTP 200 and \`status: "0"\`.`;
+    }
+    case 'proxy':
+      return spec.method === undefined
+        ? "Etherscan's proxy action, which the explorer's JSON-RPC cannot answer: Etherscan's `NOTOK` answer, unbilled."
+        : `Etherscan's proxy action, made the JSON-RPC call \`${spec.method}\` (its parameters as Etherscan names them: \`tag\`, \`txhash\`, \`address\`, \`position\`, \`hex\`, \`to\`, \`data\`, ...) and answered in Etherscan's shape; cached with the JSON-RPC form.`;
+    case 'verify':
+      return spec.write
+        ? 'Contract verification: forwarded once to the explorer as a POST with the fields given (a multipart body stays multipart), never cached.'
+        : 'A verification status: forwarded, never cached.';
+  }
+}
+
+function moduleOperations(spec: ModuleRouteSpec, s: PublicDocSettings, errors: Json, bodyErrors: Json): Json {
+  const fixed = [
+    { name: 'module', in: 'query', required: true, schema: { type: 'string', enum: [spec.module] } },
+    { name: 'action', in: 'query', required: true, schema: { type: 'string', enum: [spec.action] } },
+  ];
+  const own = spec.kind === 'legacy' ? queryParams(spec.name, spec.params) : spec.kind === 'verify' && !spec.write ? [guid] : [];
+  const extensions = {
+    'x-route-name': spec.name,
+    'x-credits': billedCost(s.costs, spec.name),
+    // A proxy action is kept as its JSON-RPC call is (by the block it asks about): no one figure.
+    ...(spec.kind === 'proxy' ? {} : { 'x-cache-ttl-seconds': ttlSecondsFor(s.cache, spec.name) }),
+  };
+  const legacyTtl = spec.kind === 'legacy' ? ttlSecondsFor(s.cache, spec.name) : 0;
+  const answer = responseRef(legacyTtl > 0 ? 'LegacyCachedAnswer' : 'LegacyAnswer');
+  const base = {
+    summary: spec.name,
+    description: moduleDescription(spec, s),
+    tags: [`legacy: ${spec.module}`],
+  };
+  const properties = Object.fromEntries(own.map((p) => [p.name as string, p.schema]));
+  const form = { type: 'object', properties, ...(spec.kind === 'verify' ? {} : { additionalProperties: true }) };
+  return {
+    get: { ...base, operationId: spec.name, parameters: [CHAIN, ...fixed, ...own], responses: { 200: answer, ...errors }, ...extensions },
+    post: {
+      ...base,
+      operationId: `${spec.name}.post`,
+      description: `${base.description} The parameters may come in a form body (the body's over the query's).`,
+      parameters: [CHAIN, ...fixed],
+      requestBody: {
+        required: false,
+        content: { 'application/x-www-form-urlencoded': { schema: form }, 'multipart/form-data': { schema: form } },
+      },
+      responses: { 200: answer, ...bodyErrors },
+      ...extensions,
+    },
+  };
+}
+
+const guid = { name: 'guid', in: 'query', required: true, schema: { type: 'string' } };
+
+function jsonRpcOperation(operationId: string, s: PublicDocSettings, errors: Json): Json {
+  const perMethod = Object.fromEntries(RPC_METHODS.map((m) => [rpcRouteName(m), costOf(s.costs, rpcRouteName(m))]));
+  return {
+    operationId,
+    summary: 'JSON-RPC 2.0: one call or a batch',
+    description: `Forwarded to the explorer's \`/api/eth-rpc\`. Each call costs its method's credits (\`x-credits-per-method\`); a batch of at most ${s.maxBatch} calls that cannot be paid whole is refused whole. Errors are EIP-1474's, with HTTP 200.`,
+    tags: ['json-rpc'],
+    parameters: [CHAIN],
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: {
+            anyOf: [schemaRef('JsonRpcCall'), { type: 'array', items: schemaRef('JsonRpcCall'), minItems: 1, maxItems: s.maxBatch }],
+          },
+        },
+      },
+    },
+    responses: {
+      200: responseRef('JsonRpcAnswers'),
+      ...errors,
+    },
+    'x-credits-per-method': perMethod,
+  };
+}
+
+function chainIdForm(method: 'get' | 'post', path: string, chainIds: readonly string[], errors: Json): Json {
+  const modules = [...new Set(ROUTE_TABLE.flatMap((r) => ('module' in r ? [r.module] : [])))].sort();
+  return {
+    operationId: `${path === '/api' ? 'api' : 'v2api'}.${method}`,
+    summary: 'The legacy API with the chain in `chainid` (Etherscan V2)',
+    description:
+      'Every action of `/{chain_id}/api?module=...&action=...`, the chain given as `chainid` (not forwarded): validated, billed and cached as that action.',
+    tags: ['legacy'],
+    parameters: [
+      { name: 'chainid', in: 'query', required: true, schema: { type: 'string', ...(chainIds.length > 0 ? { enum: [...chainIds] } : {}) } },
+      { name: 'module', in: 'query', required: true, schema: { type: 'string', enum: modules } },
+      { name: 'action', in: 'query', required: true, schema: { type: 'string' } },
+    ],
+    ...(method === 'post'
+      ? {
+          requestBody: {
+            required: false,
+            content: {
+              'application/x-www-form-urlencoded': { schema: { type: 'object' } },
+              'multipart/form-data': { schema: { type: 'object' } },
+            },
+          },
+        }
+      : {}),
+    responses: {
+      200: responseRef('LegacyAnswer'),
+      ...errors,
+    },
+  };
+}
+
+function plainOperation(p: PlainPath): Json {
+  return {
+    operationId: p.operationId,
+    summary: p.summary,
+    ...(p.description === undefined ? {} : { description: p.description }),
+    tags: ['gateway'],
+    security: [],
+    responses: Object.fromEntries(
+      Object.entries(p.answers).map(([status, a]) => [
+        status,
+        { description: a.description, content: { 'application/json': { schema: a.schema } } },
+      ]),
+    ),
+  };
+}
+
+function operations(s: PublicDocSettings): Built {
+  const paths: Record<string, Json> = {};
+  const responses: Record<string, Json> = {};
+  const family = (f: Family, codes: readonly ErrorCode[]) => {
+    const built = errorResponses(f, codes);
+    Object.assign(responses, built.components);
+    return built.refs;
+  };
+  const v2 = family('v2', KEYED);
+  const legacy = family('legacy', KEYED);
+  const legacyBody = family('legacy', [...KEYED, ...BODY]);
+  const chainIdErrors = family('legacy', [...CHAINID_FORM, ...KEYED, ...BODY]);
+  const rpc = family('rpc', [...KEYED, 'PAYLOAD_TOO_LARGE', 'BODY_INCOMPLETE']);
+  const add = (path: string, item: Json) => {
+    if (path in paths) throw new Error(`public OpenAPI: ${path} twice`);
+    paths[path] = item;
+  };
+
+  for (const name of Object.keys(ZOD_CHECKED)) if (!routeByName(name)) throw new Error(`public OpenAPI: no route ${name}`);
+  for (const p of s.plain) add(p.path, { get: plainOperation(p) });
+  for (const spec of ROUTE_TABLE) {
+    if (spec.kind === 'v2') add(`/{chain_id}${spec.template}`, { get: v2Operation(spec, s, v2) });
+    else if (spec.kind !== 'rpc')
+      add(`/{chain_id}/api?module=${spec.module}&action=${spec.action}`, moduleOperations(spec, s, legacy, legacyBody));
+  }
+  for (const path of JSON_RPC_PATHS) {
+    add(`/{chain_id}${path}`, { post: jsonRpcOperation(path === '/json-rpc' ? 'jsonRpc' : 'ethRpc', s, rpc) });
+  }
+  const chainIds = s.chains.map((c) => c.id);
+  for (const path of CHAINID_PATHS) {
+    add(path, { get: chainIdForm('get', path, chainIds, chainIdErrors), post: chainIdForm('post', path, chainIds, chainIdErrors) });
+  }
+  return { paths, responses };
+}
+
+const HEADERS: Readonly<Record<string, { description: string; type: 'string' | 'integer' }>> = {
+  'x-request-id': { description: "the request's id: the client's own (1-128 of `A-Z a-z 0-9 . _ : -`) or the gateway's", type: 'string' },
+  'x-ratelimit-limit': { description: "the plan's requests per second (-1: the quota store failed open)", type: 'integer' },
+  'x-ratelimit-remaining': { description: 'requests left in this second', type: 'integer' },
+  'x-ratelimit-reset': { description: 'milliseconds until the window resets', type: 'integer' },
+  'x-credits-remaining': { description: "the key's credits after this request is billed", type: 'integer' },
+  'x-cache': { description: '`HIT`, `MISS` or `STALE`', type: 'string' },
+  age: { description: 'whole seconds the answer was kept', type: 'integer' },
+  'retry-after': { description: 'seconds to wait', type: 'integer' },
+  'www-authenticate': { description: '`Bearer`, with `error="invalid_token"` once a key was given', type: 'string' },
+  allow: { description: 'the methods the path serves', type: 'string' },
+  connection: { description: '`close`', type: 'string' },
+};
+
+const SCHEMAS: Readonly<Record<string, Json>> = {
+  Error: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
+  LegacyError: {
+    type: 'object',
+    properties: { message: { type: 'string' }, result: { type: 'null' }, status: { const: '0' } },
+    required: ['message', 'result', 'status'],
+  },
+  JsonErrorResponse: {
+    type: 'object',
+    properties: {
+      errors: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            title: { type: 'string' },
+            source: { type: 'object', properties: { pointer: { type: 'string' } }, required: ['pointer'] },
+            detail: { type: 'string' },
+          },
+          required: ['title', 'source', 'detail'],
+        },
+      },
+    },
+    required: ['errors'],
+  },
+  JsonRpcAnswer: {
+    type: 'object',
+    properties: {
+      jsonrpc: { const: '2.0' },
+      id: { type: ['string', 'number', 'null'] },
+      result: {},
+      error: {
+        type: 'object',
+        properties: { code: { type: 'integer' }, message: { type: 'string' }, data: {} },
+        required: ['code', 'message'],
+      },
+    },
+    required: ['jsonrpc', 'id'],
+  },
+};
+
+function jsonRpcCall(costs: CostSettings): Json {
+  return {
+    type: 'object',
+    properties: {
+      jsonrpc: { const: '2.0' },
+      id: { type: ['string', 'number', 'null'] },
+      method: {
+        oneOf: RPC_METHODS.map((m) => ({
+          const: m,
+          description: `\`${rpcRouteName(m)}\`: ${costOf(costs, rpcRouteName(m))} credits`,
+        })),
+      },
+      params: { type: 'array' },
+    },
+    required: ['jsonrpc', 'method'],
+  };
+}
+
+/** The document for this configuration. */
+export function publicOpenApi(s: PublicDocSettings): Json {
+  const { paths, responses } = operations(s);
+  return {
+    openapi: '3.1.1',
+    info: {
+      title: 'explorer-gateway',
+      version: '1',
+      description: [
+        'Blockscout explorers behind one gateway: every route is under its chain, `/{chain_id}/...` (the chains this gateway serves are the values of `chain_id`).',
+        'Every route needs an API key, as `Authorization: Bearer <key>` or as the query parameter `apikey` (its name in any letter case); the paths tagged `gateway` need none.',
+        'Each operation says what one call costs in credits under this configuration (`x-credits`; for JSON-RPC `x-credits-per-method`), its route name as `costs.routes`, usage rows and metrics name it (`x-route-name`), and how long its answers are kept (`x-cache-ttl-seconds`). `GET /api/json/config` lists the same costs.',
+        'Every GET also answers HEAD, without a body. A CORS preflight is answered on any path.',
+      ].join('\n\n'),
+    },
+    tags: [
+      { name: 'gateway', description: "The gateway's own paths, without a key" },
+      { name: 'json-rpc', description: 'Ethereum JSON-RPC, the methods the explorer serves' },
+      { name: 'legacy', description: 'The Etherscan-style API, the chain in the path or in `chainid`' },
+    ],
+    security: [{ bearer: [] }, { apikey: [] }],
+    paths,
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'The API key as a Bearer token' },
+        apikey: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'apikey',
+          description: 'The API key as a query parameter (`apiKey`, `APIKEY`: any letter case)',
+        },
+      },
+      parameters: {
+        chain_id: {
+          name: 'chain_id',
+          in: 'path',
+          required: true,
+          description: s.chains.map((c) => `\`${c.id}\`: ${c.name}`).join(', '),
+          schema: { type: 'string', ...(s.chains.length > 0 ? { enum: s.chains.map((c) => c.id) } : {}) },
+        },
+      },
+      headers: Object.fromEntries(Object.entries(HEADERS).map(([h, { description, type }]) => [h, { description, schema: { type } }])),
+      responses: {
+        ...ANSWERS,
+        ...responses,
+        ValidationFailed: {
+          description: 'A path or query parameter is not what the route declares: one entry per bad parameter',
+          headers: { 'x-request-id': headerRef('x-request-id') },
+          content: { 'application/json': { schema: schemaRef('JsonErrorResponse') } },
+        },
+      },
+      schemas: { ...SCHEMAS, JsonRpcCall: jsonRpcCall(s.costs) },
+    },
+  };
+}
