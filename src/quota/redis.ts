@@ -134,6 +134,8 @@ export class RedisQuotaStore implements QuotaStore {
   /** Decision calls whose reply was lost, to void; refunds Redis did not take: retried by the sweep. */
   private voids: Void[] = [];
   private refunds: OwedRefund[] = [];
+  /** Of those, how many the sweep is sending now. */
+  private sending = 0;
   private sweeper: NodeJS.Timeout | undefined;
   private readonly now: () => number;
   private readonly storeId = `${process.pid.toString(36)}.${Date.now().toString(36)}.${(stores++).toString(36)}`;
@@ -528,6 +530,8 @@ export class RedisQuotaStore implements QuotaStore {
     this.owed = [];
     this.voids = [];
     this.refunds = [];
+    const sent = owed.length + voids.length + refunds.length;
+    this.sending += sent;
     await Promise.all([
       ...owed.map((s) => this.sendSettlement(s)),
       ...voids.map((v) => this.sendVoid(v)),
@@ -536,7 +540,9 @@ export class RedisQuotaStore implements QuotaStore {
           this.refunds.push(o);
         }),
       ),
-    ]);
+    ]).finally(() => {
+      this.sending -= sent;
+    });
   }
 
   /** Accounts recalled lately, held from leases (recall.ts): forgotten by the sweep once their hold ends. */
@@ -544,9 +550,9 @@ export class RedisQuotaStore implements QuotaStore {
     return this.holds.size;
   }
 
-  /** Writes Redis has not taken yet: settlements, voids and refunds the sweep will send again. */
+  /** Writes Redis has not taken yet: settlements, voids and refunds the sweep will send again, or is sending. */
   get pendingWrites(): number {
-    return this.owed.length + this.voids.length + this.refunds.length;
+    return this.owed.length + this.voids.length + this.refunds.length + this.sending;
   }
 
   /**

@@ -2,13 +2,15 @@
 // calls it had received once it resumes, after the gateway gave up on their replies and answered
 // as if the store had failed (nothing billed). Those calls are voided: what they billed is given
 // back and the lease they granted dropped. A refund Redis could not take is kept and sent again
-// until it can, and applied once however often it is sent. A redis-server of this test's own, so
-// that freezing it stops no other suite.
+// until it can, and applied once however often it is sent. Usage credits (quota/usage-credits.ts)
+// move with the billing in each case. A redis-server of this test's own, so that freezing it stops
+// no other suite.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodWindow } from '../../src/quota/period.js';
 import { RedisQuotaStore } from '../../src/quota/redis.js';
 import { createRedis, type RedisClient } from '../../src/redis/client.js';
+import { utcDay } from '../../src/store/day.js';
 import { closedPort } from '../support/gateway.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { until } from '../support/wait.js';
@@ -40,9 +42,21 @@ function gatewayClient(url = `redis://127.0.0.1:${port}`): RedisClient {
 }
 
 const prefix = () => `stall${n++}:`;
-const query = (account: string, nowMs: number) => ({ account, rps: 1_000, credits: 10_000, period: 'daily' as const, cost: 20, nowMs });
+const row = { keyId: 'key_acct', chain: '1', route: 'blocks' };
+const query = (account: string, nowMs: number) => ({
+  account,
+  rps: 1_000,
+  credits: 10_000,
+  period: 'daily' as const,
+  cost: 20,
+  nowMs,
+  ...row,
+});
 const spent = async (p: string, account: string, nowMs: number) =>
   Number((await probe.get(`${p}{${account}}:credits:${periodWindow('daily', nowMs).id}`)) ?? 0);
+/** The credits of the account's usage rows that day, in Redis. */
+const usage = async (p: string, account: string, nowMs: number) =>
+  Object.values(await probe.hgetall(`${p}{${account}}:usage:${utcDay(nowMs)}`)).reduce((s, v) => s + Number(v), 0);
 
 /** Freezes Redis for as long as `during` takes, then lets it run what it received meanwhile. */
 async function frozen<T>(during: () => Promise<T>): Promise<T> {
@@ -75,6 +89,7 @@ describe('a Redis that stalls', () => {
       await until(async () => store.pendingWrites === 0 && (await probe.ping()) === 'PONG', 'the void to reach Redis');
       // Redis ran the frozen call after SIGCONT; the void gave back its 100.
       await until(async () => (await spent(p, 'acct', now)) === 20, 'only the first request to stay billed');
+      expect(await usage(p, 'acct', now)).toBe(20);
       // No reservation of a lease the lost call granted is left holding credits.
       const held = await probe.hgetall(`${p}{acct}:leases:${periodWindow('daily', now).id}`);
       expect(held).toEqual({});
@@ -91,9 +106,11 @@ describe('a Redis that stalls', () => {
     const store = new RedisQuotaStore(client, p, { leases: false });
     const now = Date.now();
     const d = await store.decide(query('acct', now));
-    await frozen(() => expect(store.refund({ account: 'acct', periodId: d.periodId, amount: 20, fromTopup: 0 })).rejects.toThrow());
+    const refund = { account: 'acct', periodId: d.periodId, amount: 20, fromTopup: 0, usage: { nowMs: now, ...row } };
+    await frozen(() => expect(store.refund(refund)).rejects.toThrow());
     await until(() => store.pendingWrites === 0, 'the refund to be sent again');
     expect(await spent(p, 'acct', now)).toBe(0); // not -20: the second send found the first's marker
+    expect(await usage(p, 'acct', now)).toBe(0);
     await store.close();
     client.disconnect();
   });
@@ -114,12 +131,16 @@ describe('a Redis that cannot be reached', () => {
     const now = Date.now();
     const d = await store.decide(query('acct', now));
     expect(await spent(p, 'acct', now)).toBe(20);
+    expect(await usage(p, 'acct', now)).toBe(20);
     await proxy.cut();
-    await expect(store.refund({ account: 'acct', periodId: d.periodId, amount: 20, fromTopup: 0 })).rejects.toThrow();
+    await expect(
+      store.refund({ account: 'acct', periodId: d.periodId, amount: 20, fromTopup: 0, usage: { nowMs: now, ...row } }),
+    ).rejects.toThrow();
     expect(store.pendingWrites).toBe(1);
     await proxy.restore();
     await until(() => store.pendingWrites === 0, 'the refund to be sent again once Redis is back');
     expect(await spent(p, 'acct', now)).toBe(0);
+    expect(await usage(p, 'acct', now)).toBe(0);
     await store.close();
     client.disconnect();
   });
