@@ -2,11 +2,15 @@
 // (FROM/WORKDIR/COPY/RUN/ENV, then ENTRYPOINT and HEALTHCHECK) in a clean directory: each stage
 // is a folder standing for the image's root. It proves the build runs, the runtime holds
 // production dependencies only, and the image's command starts and passes its health check.
+// `RUN apt-get ... install PKG...` is not run on this machine: the replay checks that the
+// packages' commands are here instead (this machine builds better-sqlite3 from source with them,
+// as the image's build stage must when no prebuilt binary can be fetched).
 import { execSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
 import { closedPort } from '../support/gateway.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -19,6 +23,24 @@ interface Stage {
   user?: string;
   entrypoint?: string[];
   healthcheck?: string[];
+  /** Debian packages the stage installs (`apt-get install`). */
+  packages: string[];
+  /** EXPOSE'd ports. */
+  expose: number[];
+}
+
+/** The command each Debian package a stage may install brings, looked for on this machine. */
+const PACKAGE_COMMANDS: Record<string, string> = { python3: 'python3', make: 'make', 'g++': 'g++' };
+
+/** The packages of `apt-get [options] install [options] PKG...` in a RUN line (up to its `&&`). */
+function aptPackages(run: string): string[] {
+  const packages: string[] = [];
+  for (const command of run.split('&&').map((c) => c.trim().split(/\s+/))) {
+    const install = command.indexOf('install');
+    if (command[0] !== 'apt-get' || install < 0) continue;
+    packages.push(...command.slice(install + 1).filter((w) => !w.startsWith('-')));
+  }
+  return packages;
 }
 
 function instructions(text: string): [string, string][] {
@@ -40,7 +62,7 @@ function replay(dir: string): Stage[] {
   for (const [op, arg] of instructions(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'))) {
     if (op === 'FROM') {
       const name = /\bAS\s+(\S+)/i.exec(arg)?.[1] ?? `stage${stages.length}`;
-      stage = { name, root: join(dir, name), workdir: '/', env: {} };
+      stage = { name, root: join(dir, name), workdir: '/', env: {}, packages: [], expose: [] };
       mkdirSync(stage.root, { recursive: true });
       stages.push(stage);
       continue;
@@ -71,6 +93,15 @@ function replay(dir: string): Stage[] {
         break;
       }
       case 'RUN':
+        if (/^apt-get\b/.test(arg)) {
+          for (const pkg of aptPackages(arg)) {
+            const command = PACKAGE_COMMANDS[pkg];
+            if (command === undefined) throw new Error(`the replay does not know what package ${pkg} brings: teach PACKAGE_COMMANDS`);
+            execSync(`command -v ${command}`, { stdio: 'pipe' }); // throws when this machine lacks it
+            s.packages.push(pkg);
+          }
+          break;
+        }
         execSync(arg, { cwd: inImage(s, '.'), stdio: 'pipe', env: { ...process.env, ...s.env } });
         break;
       case 'USER':
@@ -83,6 +114,7 @@ function replay(dir: string): Stage[] {
         s.healthcheck = JSON.parse(arg.slice(arg.indexOf('CMD') + 3).trim()) as string[];
         break;
       case 'EXPOSE':
+        s.expose.push(...arg.split(/\s+/).map((p) => Number(p.split('/')[0])));
         break;
       default:
         throw new Error(`the replay does not know ${op}: teach it, or keep the Dockerfile to these instructions`);
@@ -92,7 +124,7 @@ function replay(dir: string): Stage[] {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'egw-image-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true }), 120_000);
 
 describe('Dockerfile', () => {
   it('builds, keeps production dependencies only, runs as non-root, starts and passes its health check', async () => {
@@ -101,6 +133,9 @@ describe('Dockerfile', () => {
     const app = join(image.root, image.workdir);
 
     expect(image.user).toBe('node');
+    // The toolchain node-gyp needs to build better-sqlite3 when no prebuilt binary can be fetched.
+    expect(stages[0]!.packages).toEqual(expect.arrayContaining(['python3', 'make', 'g++']));
+    expect(existsSync(join(app, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'))).toBe(true);
     expect(existsSync(join(app, 'dist/cli.js'))).toBe(true);
     expect(existsSync(join(app, 'node_modules/fastify'))).toBe(true);
     for (const dev of ['vitest', 'typescript', 'eslint', 'tsx']) expect(existsSync(join(app, 'node_modules', dev)), dev).toBe(false);
@@ -109,8 +144,21 @@ describe('Dockerfile', () => {
     // The image's environment, with its absolute paths inside the stage folder.
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(image.env)) env[k] = v.startsWith('/') ? join(image.root, v) : v;
+    // The image's own config and environment: the public and operations listeners reachable from
+    // the container's network and EXPOSE'd, the admin listener on loopback and not EXPOSE'd.
+    const imageConfig = parseConfig(readFileSync(env.GATEWAY_CONFIG!, 'utf8'), 'image config', {
+      ...image.env,
+      ADMIN_TOKEN: 'x'.repeat(24),
+    });
+    expect(imageConfig.server.host).toBe('0.0.0.0');
+    expect(imageConfig.metrics.host).toBe('0.0.0.0');
+    expect(image.expose).toEqual(expect.arrayContaining([imageConfig.server.port, imageConfig.metrics.port!]));
+    expect(imageConfig.admin.host).toBe('127.0.0.1');
+    expect(image.expose).not.toContain(imageConfig.admin.port);
+
     const port = await closedPort();
-    const runEnv = { ...process.env, ...env, GATEWAY_PORT: String(port), GATEWAY_HOST: '127.0.0.1' };
+    const metricsPort = await closedPort();
+    const runEnv = { ...process.env, ...env, GATEWAY_PORT: String(port), GATEWAY_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort) };
 
     const [cmd, ...args] = image.entrypoint!;
     expect(execSync([cmd, ...args, 'check-config', env.GATEWAY_CONFIG!].join(' '), { cwd: app, env: runEnv }).toString()).toContain('OK');
@@ -126,9 +174,13 @@ describe('Dockerfile', () => {
         });
       }
       expect(healthy).toBe(true);
+      // The operations listener of the image's config answers /metrics (METRICS_HOST 0.0.0.0 from the image).
+      const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toContain('egw_requests_total');
     } finally {
       child.kill('SIGTERM');
     }
     expect(await new Promise((r) => child.on('exit', r))).toBe(0);
-  }, 240_000);
+  }, 600_000); // npm ci builds better-sqlite3 from source here: about 80 s on an idle machine, minutes on a busy one
 });
