@@ -97,7 +97,7 @@ function queryParams(name: string, params: readonly ParamData[]): Json[] {
 
 type Family = 'v2' | 'legacy' | 'rpc';
 
-/** What every keyed request may be refused with, in the pipeline's order (README, Order of checks). */
+/** What every keyed request may be refused with, in the pipeline's order (docs/clients.md, Order of checks). */
 const KEYED: readonly ErrorCode[] = [
   'NO_KEY',
   'BAD_KEY',
