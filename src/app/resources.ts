@@ -32,6 +32,8 @@ export interface ServerDeps {
   logStream?: { write(line: string): void };
   /** A file log lines go to instead of stdout, buffered as stdout's are (benchmarks: /dev/null). */
   logFile?: string;
+  /** How often batched log lines are written at least (default LOG_FLUSH_MS; tests: longer, to see what does not wait for it). */
+  logFlushMs?: number;
 }
 
 /**
@@ -116,7 +118,30 @@ export class Resources {
     } else {
       const { batch, minLength, maxWrite } = logWriteSizes(cluster.isWorker);
       const out = pino.destination({ dest: deps.logFile ?? 1, sync: false, contentMode: 'buffer', minLength, maxWrite });
-      const lines = new LogOutput(bufferSink(out), batch);
+      // Warnings and errors are written at once, with the lines batched ahead of them (they keep
+      // their order), not within LOG_FLUSH_MS: flush() writes what sonic-boom holds now. A write
+      // already under way makes flush() do nothing, and sonic-boom keeps up to minLength bytes
+      // after a write; so once it is done ('drain', or 'ready' for a file still opening), what
+      // it holds is flushed again. Requests' lines stay batched.
+      let urgent = false;
+      const writeNow = () => {
+        try {
+          out.flush();
+        } catch {
+          // Ending: close() writes what is left.
+        }
+      };
+      const again = () => {
+        if (!urgent) return;
+        urgent = false;
+        writeNow();
+      };
+      out.on('drain', again);
+      out.on('ready', again);
+      const lines = new LogOutput(bufferSink(out), batch, false, () => {
+        urgent = true;
+        writeNow();
+      });
       this.logDestination = out;
       this.logOutput = lines;
       this.logTimer = setInterval(() => {
@@ -126,7 +151,7 @@ export class Resources {
         } catch {
           // Not ready yet (stdout still opening), or ending: the next tick or close() writes it.
         }
-      }, LOG_FLUSH_MS).unref();
+      }, deps.logFlushMs ?? LOG_FLUSH_MS).unref();
       this.log = pino(options, lines);
     }
     this.redis = config.redis && !deps.quotaStore ? createRedis(config.redis) : undefined;

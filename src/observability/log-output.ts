@@ -7,7 +7,8 @@
 // (bench/results/2026-11-23-access-log.md). sonic-boom's string mode also measured the UTF-8
 // length of its whole pending string on every write (node_modules/sonic-boom/index.js, write());
 // in buffer mode it only adds lengths (writeBuffer()). Any other line (pino's) first sends the
-// batch ahead of it, so lines keep their order.
+// batch ahead of it, so lines keep their order; a warning or an error is then written at once
+// (`urgent`), not with the next batch: an operator reading the log sees it when it happens.
 export interface BufferSink {
   write(chunk: Buffer): unknown;
 }
@@ -23,6 +24,14 @@ export const MAX_JSON_BYTES_PER_UNIT = 6;
 /** The most bytes a number written by int() or milli() takes. */
 export const MAX_NUMBER_BYTES = 24;
 
+/** pino's level of warn; error is 50, fatal 60. */
+export const WARN_LEVEL = 40;
+/**
+ * A stream with this property set to true gets the level of each line pino writes to it, in
+ * `lastLevel`, before the line (pino's proto.js write(); its multistream reads it the same way).
+ */
+const PINO_METADATA = Symbol.for('pino.metadata');
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const ZERO = 0x30;
@@ -35,17 +44,23 @@ export class LogOutput {
   /** Writers that hold lines back (app/access-log.ts keeps a turn's lines until its end). */
   private readonly holders: (() => void)[] = [];
   private releasing = false;
+  /** The level of the pino line being written (set by pino: PINO_METADATA). */
+  lastLevel = 0;
 
   /**
    * @param batchBytes a batch is handed over when the next line might not fit in it
    * @param eager hand every line over as soon as it ends (tests that read lines one by one)
+   * @param urgent called once a pino line of level warn or above has been handed over, after
+   *   what was batched ahead of it: the destination writes what it holds now
    */
   constructor(
     private readonly out: BufferSink,
     private readonly batchBytes: number,
     readonly eager = false,
+    private readonly urgent?: () => void,
   ) {
     this.batch = Buffer.allocUnsafe(batchBytes);
+    (this as unknown as Record<symbol, boolean>)[PINO_METADATA] = true;
   }
 
   /**
@@ -161,10 +176,11 @@ export class LogOutput {
     this.used = p;
   }
 
-  /** Any other line, from pino: after what is batched. */
+  /** Any other line, from pino: after what is batched; a warning or an error written at once. */
   write(text: string): boolean {
     this.drain();
     this.out.write(Buffer.from(text, 'utf8'));
+    if (this.lastLevel >= WARN_LEVEL) this.urgent?.();
     return true;
   }
 

@@ -1,7 +1,9 @@
 // Log lines on their way to the destination (observability/log-output.ts): access lines written
 // piece by piece are the bytes JSON would give, pino's own lines keep their place among them,
-// and a batch is handed over only when the next line might not fit, or when drained.
+// and a batch is handed over only when the next line might not fit, or when drained; a warning
+// or an error has the destination write at once.
 import fc from 'fast-check';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { LogOutput } from '../../src/observability/log-output.js';
 
@@ -117,6 +119,36 @@ describe('LogOutput', () => {
       lines.drain();
     }
     expect(kept.map(String)).toEqual(['first\n', 'second\n']);
+  });
+
+  it("has a warning or an error written at once, after what was batched ahead of it; pino's other lines wait", () => {
+    const out = sink();
+    const events: string[] = [];
+    const lines = new LogOutput({ write: (c) => void events.push(`write ${String(c).trim()}`) }, 1024, false, () => events.push('urgent'));
+    const log = pino({ level: 'debug', base: null, timestamp: false }, lines);
+    const access = (text: string) => {
+      lines.begin(text.length);
+      lines.ascii(text);
+      lines.end();
+    };
+    access('request 1\n');
+    log.info('info');
+    expect(events).toEqual(['write request 1', 'write {"level":30,"msg":"info"}']);
+    access('request 2\n');
+    log.warn('warn');
+    access('request 3\n');
+    log.error('error');
+    log.debug('debug');
+    expect(events.slice(2)).toEqual([
+      'write request 2',
+      'write {"level":40,"msg":"warn"}',
+      'urgent',
+      'write request 3',
+      'write {"level":50,"msg":"error"}',
+      'urgent',
+      'write {"level":20,"msg":"debug"}',
+    ]);
+    expect(out.chunks).toHaveLength(0);
   });
 
   it('hands every line over at once when eager', () => {
