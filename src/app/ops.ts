@@ -68,15 +68,15 @@ export function registerOps(app: FastifyInstance, config: Config['metrics'], sou
   const { port, host } = config;
   let url: string | undefined;
   // Listening before the public listener (as the admin API does, app/server.ts), so its URL is
-  // known once the gateway listens. A port that cannot be had does not stop the gateway from
-  // serving; it is logged.
+  // known once the gateway listens. A port that cannot be had stops the start, as the admin
+  // API's does: a gateway serving without /metrics would go unwatched, and a supervisor would
+  // see it healthy. The message says which listener and which address.
   app.addHook('onReady', async () => {
-    await own.listen({ port, host }).then(
-      (at) => {
-        url = at;
-      },
-      (err: unknown) => sources.log.error({ err, host, port }, 'operations listener failed; serving without /metrics'),
-    );
+    try {
+      url = await own.listen({ port, host });
+    } catch (err) {
+      throw new Error(`operations listener (metrics.port): cannot listen on ${host}:${port}: ${(err as Error).message}`, { cause: err });
+    }
   });
   app.addHook('onClose', async () => {
     await own.close();

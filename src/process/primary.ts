@@ -50,12 +50,17 @@ export function runPrimary(count: number, shutdownTimeoutMs: number, level: stri
   const restarts = new Set<NodeJS.Timeout>();
   let quickDeaths = 0;
   let stopping = false;
+  /** Whether a worker ever listened: until one has, a worker that fails is the start failing. */
+  let started = false;
+  /** Set when the start failed: the primary stops its workers and exits 1. */
+  let startFailed = false;
 
   const fork = () => {
     const worker = cluster.fork();
     startedAt.set(worker, Date.now());
     worker.on('message', (message: MetricsRequest | WorkerReady) => {
       if (message?.type === WORKER_READY) {
+        started = true;
         ready.add(worker);
         if (reloadWhenReady.delete(worker)) worker.process.kill('SIGHUP');
         return;
@@ -74,6 +79,16 @@ export function runPrimary(count: number, shutdownTimeoutMs: number, level: stri
     ready.delete(worker);
     reloadWhenReady.delete(worker);
     if (stopping) return;
+    // A worker that exits with a failure before any worker listens could not start (a listener
+    // that cannot be had, a store that refuses, its own message on stderr): the others would
+    // fail the same way, so the gateway does not start, as one process would not (exit 1),
+    // rather than starting workers again and again.
+    if (!started && code !== 0 && code !== null) {
+      log.fatal({ worker: worker.process.pid, code }, 'a worker could not start; stopping the gateway');
+      startFailed = true;
+      stop('SIGTERM');
+      return;
+    }
     quickDeaths = lived < QUICK_DEATH_MS ? quickDeaths + 1 : 0;
     const pause = quickDeaths === 0 ? 0 : Math.min(1_000 * 2 ** (quickDeaths - 1), MAX_RESTART_PAUSE_MS);
     log.error({ worker: worker.process.pid, code, signal, livedMs: lived, restartInMs: pause }, 'worker died; starting another');
@@ -115,11 +130,11 @@ export function runPrimary(count: number, shutdownTimeoutMs: number, level: stri
     stopping = true;
     for (const timer of restarts) clearTimeout(timer);
     restarts.clear();
-    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
     log.info({ signal, workers: workers.length }, 'shutting down: every worker finishes its requests in flight');
-    let failed = false;
+    let failed = startFailed;
     let left = workers.length;
-    if (left === 0) process.exit(0);
+    if (left === 0) process.exit(failed ? 1 : 0);
     for (const w of workers) {
       const wasReady = ready.has(w);
       w.once('exit', (code: number | null, by: NodeJS.Signals | null) => {

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureExplorer } from '../../fixture/explorer.js';
 import { useFixtureExplorer } from '../support/explorer.js';
+import { buildServer } from '../../src/app/server.js';
 import { ADDRESS, closedPort, DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
 import { parsePrometheus, valueOf } from '../support/prometheus.js';
 import { REDIS_URL, testPrefix } from '../support/redis.js';
@@ -139,21 +140,19 @@ describe('the operations listener', () => {
     }
   });
 
-  it('a metrics port that is taken is logged, and the gateway serves anyway', async () => {
+  it('a metrics port that is taken stops the start, naming the listener and the address', async () => {
     const taken = createServer();
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
     const { port } = taken.address() as AddressInfo;
-    const lines: string[] = [];
     const config = makeConfig([fixture().url], { metrics: { port, host: '127.0.0.1' }, log: { level: 'error', requests: false } });
-    const gw = await startGateway(config, { logStream: { write: (l: string) => void lines.push(l) } });
+    const app = buildServer(config, { logStream: { write: () => undefined } });
     try {
-      expect((await gw.get(`/1/api/v2/addresses/${ADDRESS}/token-balances`)).status).toBe(200);
-      const failure = lines
-        .map((l) => JSON.parse(l) as { msg: string; port: number })
-        .find((l) => l.msg.startsWith('operations listener failed'));
-      expect(failure?.port).toBe(port);
+      await expect(app.listen({ host: '127.0.0.1', port: 0 })).rejects.toThrow(
+        `operations listener (metrics.port): cannot listen on 127.0.0.1:${port}: listen EADDRINUSE`,
+      );
+      expect(app.server.listening).toBe(false);
     } finally {
-      await gw.close();
+      await app.close();
       taken.close();
     }
   });
