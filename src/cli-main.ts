@@ -1,7 +1,7 @@
 // The command line, loaded by src/cli.ts once it holds the signals: argv -> loadConfig ->
 // buildServer -> listen; signals -> close.
 import cluster from 'node:cluster';
-import { watch } from 'node:fs';
+import { readFileSync, watch } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { basename, dirname } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -33,10 +33,181 @@ const USAGE = `explorer-gateway: a caching, quota-enforcing gateway in front of 
 Usage:
   explorer-gateway --config FILE [--host H] [--port N]   start the gateway (or GATEWAY_CONFIG=FILE)
   explorer-gateway check-config FILE                      validate a configuration file (or --config FILE)
-  explorer-gateway hash-key KEY                           print the sha256 digest for keys[].sha256
-  explorer-gateway --help
+  explorer-gateway hash-key [KEY]                         print the sha256 digest for keys[].sha256 (KEY read from stdin if not given)
+  explorer-gateway --version                              print the version
+  explorer-gateway [COMMAND [SUBCOMMAND]] --help          this text, or one command's
+
+Options of the start:
+  -c, --config FILE   the configuration file (else GATEWAY_CONFIG)
+      --host H        listen on H instead of server.host
+  -p, --port N        listen on N instead of server.port
+SIGTERM or SIGINT drains the requests in flight and stops; SIGHUP reloads the configuration.
 
 ${ADMIN_USAGE}`;
+
+const CHECK_CONFIG_USAGE = `Usage:
+  explorer-gateway check-config FILE
+  explorer-gateway check-config --config FILE
+
+Validates FILE. If it is valid, prints a summary (chains, plans, keys by name, stores, the admin
+address) and exits 0; otherwise lists every problem on stderr (FILE:LINE: key.path: message) and
+exits 1. With redis and without redis.volatile: true, it also asks that Redis (2 s at most)
+whether it keeps anything on disk, and exits 1 when the start would be refused.
+`;
+
+const HASH_KEY_USAGE = `Usage:
+  explorer-gateway hash-key KEY
+  explorer-gateway hash-key < FILE
+
+Prints the sha256 hex digest of KEY, to store in keys[].sha256 instead of the key itself.
+Without KEY, the key is read from stdin: one line, its trailing newline not part of it; the key
+then stays out of the shell's history and of the process list:
+  printf '%s\n' "$KEY" | explorer-gateway hash-key
+An empty stdin, or one holding more than one line, is refused (exit 2).
+`;
+
+/** What each admin command does, under its usage line (ADMIN_USAGE has the lines, so they cannot drift). */
+const ADMIN_COMMANDS: Record<string, string> = {
+  'keys create': 'Creates a key on PLAN and prints it, with its secret (key): shown in this answer only.',
+  'keys list': 'Lists the keys, those of OWNER, PLAN or a status only if given.',
+  'keys show': 'Shows one key: its plan, status, chains, expiry, credits and spend.',
+  'keys update': "Changes a key's plan, status, name, owner, chains or expiry (--expires never: none).",
+  'keys credits': 'Adds AMOUNT bought credits (a positive integer) to the key.',
+  'keys roll':
+    'Gives the key a new secret (same id, plan, balance, usage); the old one is refused after --grace SECONDS (default 0: at once; at most 30 days).',
+  'keys revoke': 'Revokes the key: its secret is refused from now on.',
+  usage: 'Prints usage (requests, credits, cache hits, refusals, errors) per day, key, chain and route; --format csv for a spreadsheet.',
+};
+
+const ADMIN_WHERE = `Where the admin API is: --admin-url URL, else EGW_ADMIN_URL, else the admin address of --config
+FILE. URL is the admin listener's address, with or without /admin/v1: http://127.0.0.1:9091 and
+http://127.0.0.1:9091/admin/v1 are the same. The token: EGW_ADMIN_TOKEN, else admin.token of
+--config FILE. Exit status: 0 done; 1 the API refused (its message on stderr) or did not answer;
+2 a malformed command.
+`;
+
+/** The help of the program (no command), of check-config or of hash-key; undefined for another command. */
+export function commandHelp(command: string | undefined): string | undefined {
+  if (command === undefined) return USAGE;
+  if (command === 'check-config') return CHECK_CONFIG_USAGE;
+  if (command === 'hash-key') return HASH_KEY_USAGE;
+  return undefined;
+}
+
+/** The usage lines of ADMIN_USAGE for `command` (`keys`, `keys create`, `usage`). */
+function adminUsageLines(command: string): string[] {
+  return ADMIN_USAGE.split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line === `explorer-gateway ${command}` || line.startsWith(`explorer-gateway ${command} `));
+}
+
+/** The help of `keys`, of `keys SUBCOMMAND` or of `usage`. */
+function adminHelp(command: string): string {
+  const lines = adminUsageLines(command);
+  if (command === 'keys') {
+    const subs = Object.entries(ADMIN_COMMANDS).filter(([name]) => name.startsWith('keys '));
+    return `Usage:\n${lines.map((l) => `  ${l}`).join('\n')}\n\n${subs
+      .map(([name, what]) => `  ${name.slice('keys '.length).padEnd(8)} ${what}`)
+      .join('\n')}\n\nexplorer-gateway keys SUBCOMMAND --help: one subcommand's options.\n\n${ADMIN_WHERE}`;
+  }
+  return `Usage:\n${lines.map((l) => `  ${l}`).join('\n')}\n\n${ADMIN_COMMANDS[command] ?? ''}\n\n${ADMIN_WHERE}`;
+}
+
+const KEYS_SUBCOMMANDS = Object.keys(ADMIN_COMMANDS)
+  .filter((name) => name.startsWith('keys '))
+  .map((name) => name.slice('keys '.length));
+
+/**
+ * The help `argv` (after `keys` or `usage`) asks for, or undefined when it asks for none: with
+ * `--help` or `-h` before any `--`, the first word that is no option's value names the subcommand.
+ */
+export function adminHelpAsked(command: 'keys' | 'usage', argv: readonly string[]): string | undefined {
+  let asked = false;
+  let sub: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') break;
+    if (arg === '--help' || arg === '-h') asked = true;
+    else if (arg.startsWith('-')) {
+      // Every other option of the admin commands takes a value: the next word, unless given with =.
+      if (!arg.includes('=') && arg !== '-') i++;
+    } else sub ??= arg;
+  }
+  if (!asked) return undefined;
+  if (command === 'usage') return adminHelp('usage');
+  return sub !== undefined && KEYS_SUBCOMMANDS.includes(sub) ? adminHelp(`keys ${sub}`) : adminHelp('keys');
+}
+
+/**
+ * The admin API's base URL from the listener's address as an operator writes it: with or
+ * without /admin/v1, with or without a trailing slash (and behind a proxy, with the proxy's path
+ * before /admin/v1). Anything but an http(s) URL is refused with what to write.
+ */
+export function adminApiUrl(raw: string, what: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    url = new URL('invalid:');
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '') {
+    throw new CliError(
+      `${what}: expected the admin listener's address, such as http://127.0.0.1:9091 (with or without /admin/v1), got ${JSON.stringify(raw)}`,
+      2,
+    );
+  }
+  const path = url.pathname.replace(/\/+$/, '');
+  const base = /\/admin\/v1$/.test(path) ? path : /\/admin$/.test(path) ? `${path}/v1` : `${path}/admin/v1`;
+  return `${url.origin}${base}`;
+}
+
+/** `argv` and `env` with the admin URL they give, if any, as the API's base URL (adminApiUrl). */
+function withAdminUrl(argv: readonly string[], env: NodeJS.ProcessEnv): { argv: string[]; env: NodeJS.ProcessEnv } {
+  const args = [...argv];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') break;
+    if (arg === '--admin-url' && i + 1 < args.length) {
+      args[i + 1] = adminApiUrl(args[i + 1]!, '--admin-url');
+      i++;
+    } else if (arg.startsWith('--admin-url=')) {
+      args[i] = `--admin-url=${adminApiUrl(arg.slice('--admin-url='.length), '--admin-url')}`;
+    }
+  }
+  const given = env.EGW_ADMIN_URL;
+  return { argv: args, env: given === undefined || given === '' ? env : { ...env, EGW_ADMIN_URL: adminApiUrl(given, 'EGW_ADMIN_URL') } };
+}
+
+/** package.json's version: dist/ and src/ are both one folder below it. */
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/**
+ * The key hash-key reads from stdin: one line, without its newline (`\n` or `\r\n`). From a
+ * terminal, the first line typed (a prompt on stderr says so); from a pipe or file, all of it.
+ */
+async function keyFromStdin(): Promise<string> {
+  const stdin = process.stdin;
+  const terminal = stdin.isTTY === true;
+  if (terminal) process.stderr.write('hash-key: type the key, then Enter: ');
+  let text = '';
+  stdin.setEncoding('utf8');
+  for await (const chunk of stdin as AsyncIterable<string>) {
+    text += chunk;
+    if (terminal && text.includes('\n')) {
+      text = text.slice(0, text.indexOf('\n') + 1);
+      break;
+    }
+  }
+  stdin.destroy();
+  const key = text.replace(/\r?\n$/, '');
+  if (key === '')
+    fail(`hash-key: no key on stdin: pass KEY, or write the key to stdin (printf '%s\\n' "$KEY" | explorer-gateway hash-key)`);
+  if (/[\r\n]/.test(key)) fail('hash-key: stdin holds more than one line; a key is one line');
+  return key;
+}
 
 function fail(message: string, code = 2): never {
   process.stderr.write(message.endsWith('\n') ? message : `${message}\n`);
@@ -106,7 +277,7 @@ async function persistenceVerdict(config: Config): Promise<{ line: string; refus
 }
 
 async function checkConfig(file: string | undefined): Promise<void> {
-  if (!file) fail(`check-config needs a FILE\n\n${USAGE}`);
+  if (!file) fail(`check-config needs a FILE\n\n${CHECK_CONFIG_USAGE}`);
   let config: Config;
   try {
     config = loadConfig(file);
@@ -156,7 +327,12 @@ async function serve(
       pino({ level: config.log.level }, pino.destination({ dest: 1, sync: true })).fatal({ err: refusal }, 'could not start');
       fail(`explorer-gateway: ${refusal}`, 1);
     }
-    signals.handTo(runPrimary(workers, config.server.shutdownTimeoutMs, config.log.level));
+    const primary = runPrimary(workers, config.server.shutdownTimeoutMs, config.log.level);
+    signals.handTo(primary);
+    stopWithNpm(() => {
+      pino({ level: config.log.level }, pino.destination({ dest: 1, sync: true })).warn(NPM_GONE);
+      primary('SIGTERM');
+    });
     return;
   }
 
@@ -229,17 +405,49 @@ async function serve(
   try {
     url = await app.listen({ host, port });
   } catch (err) {
-    app.gateway.log.fatal({ err: (err as Error).message }, 'could not start');
+    // Each listener that cannot be had stops the start; the admin and operations listeners name
+    // themselves (app/server.ts, app/ops.ts), fastify's own error is the public one's.
+    const { message, syscall } = err as NodeJS.ErrnoException;
+    const why = syscall === 'listen' ? `public listener (server.port): cannot listen on ${host}:${port}: ${message}` : message;
+    app.gateway.log.fatal({ err: why }, 'could not start');
     app.gateway.flushLogs();
-    fail(`explorer-gateway: ${(err as Error).message}`, 1);
+    fail(`explorer-gateway: ${why}`, 1);
   }
   if (config.server.watchConfig) watchFile(file, reload);
   app.gateway.log.info({ url, ...(cluster.isWorker ? { worker: cluster.worker?.id } : {}) }, 'listening');
   // The signals received while starting take effect now, in order: a SIGHUP reloads, a stop stops.
   signals.handTo((signal) => (signal === 'SIGHUP' ? reload('SIGHUP') : close(signal)));
+  if (!cluster.isWorker) {
+    stopWithNpm(() => {
+      app.gateway.log.warn(NPM_GONE);
+      close('SIGTERM');
+    });
+  }
   // A worker tells the primary it listens and handles its signals (process/primary.ts holds a
   // SIGHUP for a worker until then).
   if (cluster.isWorker) process.send?.({ type: WORKER_READY } satisfies WorkerReady);
+}
+
+/** How often a gateway started by `npm start` looks whether npm is still its parent. */
+const PARENT_CHECK_MS = 1_000;
+const NPM_GONE = 'npm start, which started the gateway, is gone: stopping as on SIGTERM';
+
+/**
+ * Under `npm start`, npm is the gateway's parent: package.json's start script execs node, so no
+ * shell stands between them, and npm passes SIGTERM and SIGINT on and waits for the gateway to
+ * end. An npm that ends otherwise (SIGKILL, a crash, its terminal closed) leaves nobody who will
+ * stop the gateway: `stop` is called once npm is gone (the parent changed), within
+ * PARENT_CHECK_MS. A gateway not started by npm's start script keeps running when its parent
+ * ends (a shell that started it in the background, for one).
+ */
+function stopWithNpm(stop: () => void): void {
+  if (process.env.npm_lifecycle_event !== 'start') return;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    stop();
+  }, PARENT_CHECK_MS).unref();
 }
 
 /** Calls `onChange` once after a burst of changes to `file` (editors write in several steps). */
@@ -255,9 +463,13 @@ function watchFile(file: string, onChange: (why: string) => void): void {
 export async function main(argv: string[], signals: HeldSignals): Promise<void> {
   // The admin commands have options of their own.
   if (argv[0] === 'keys' || argv[0] === 'usage') {
+    const command = argv[0];
     signals.restoreDefaults();
     try {
-      process.stdout.write(await runAdminCommand(argv[0], argv.slice(1)));
+      const help = adminHelpAsked(command, argv.slice(1));
+      if (help !== undefined) return void process.stdout.write(help);
+      const given = withAdminUrl(argv.slice(1), process.env);
+      process.stdout.write(await runAdminCommand(command, given.argv, given.env));
       return;
     } catch (err) {
       if (err instanceof CliError) fail(err.message, err.exitCode);
@@ -272,18 +484,21 @@ export async function main(argv: string[], signals: HeldSignals): Promise<void> 
       host: { type: 'string' },
       port: { type: 'string', short: 'p' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean' },
     },
   });
   const [command, arg, extra] = positionals;
-  if (values.help || command !== undefined) signals.restoreDefaults();
+  if (values.help || values.version || command !== undefined) signals.restoreDefaults();
+  if (values.version) return void process.stdout.write(`${version()}\n`);
   if (values.help) {
-    process.stdout.write(USAGE);
-    return;
+    const help = commandHelp(command);
+    if (help === undefined) fail(`unknown command: ${command}\n\n${USAGE}`);
+    return void process.stdout.write(help);
   }
   if (command === 'check-config') return await checkConfig(arg ?? values.config);
   if (command === 'hash-key') {
-    if (arg === undefined || arg === '' || extra !== undefined) fail(`hash-key needs exactly one KEY\n\n${USAGE}`);
-    process.stdout.write(`${hashKey(arg)}\n`);
+    if (arg === '' || extra !== undefined) fail(`hash-key takes one KEY, or reads it from stdin\n\n${HASH_KEY_USAGE}`);
+    process.stdout.write(`${hashKey(arg ?? (await keyFromStdin()))}\n`);
     return;
   }
   if (command !== undefined) fail(`unknown command: ${command}\n\n${USAGE}`);
