@@ -182,14 +182,24 @@ const secs = (ms: number) => (ms / 1000).toFixed(2);
 const mib = (kib: number | undefined) => (kib === undefined ? '–' : (kib / 1024).toFixed(1));
 
 async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  return (await freePorts(1))[0]!;
+}
+
+/** `n` distinct free ports: each held open until all are chosen (one at a time, two may come back the same). */
+async function freePorts(n: number): Promise<number[]> {
+  const servers = Array.from({ length: n }, () => createServer());
+  await Promise.all(
+    servers.map(
+      (server) =>
+        new Promise<void>((resolve, reject) => {
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', resolve);
+        }),
+    ),
+  );
+  const ports = servers.map((server) => (server.address() as AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+  return ports;
 }
 
 /** VmRSS of a process in KiB (proc(5): /proc/PID/status), undefined once it is gone. */
@@ -339,12 +349,8 @@ class Gateway {
    * cluster workers would each open one).
    */
   static async start(scope: Scope, name: string, configFor: ConfigFor, opt: { ports?: Ports; inspect?: boolean } = {}): Promise<Gateway> {
-    const ports: Ports = opt.ports ?? {
-      port: await freePort(),
-      adminPort: await freePort(),
-      metricsPort: await freePort(),
-      dir: scope.dir,
-    };
+    const [port, adminPort, metricsPort] = opt.ports ? [] : await freePorts(3);
+    const ports: Ports = opt.ports ?? { port: port!, adminPort: adminPort!, metricsPort: metricsPort!, dir: scope.dir };
     const file = join(scope.dir, `${name}.yaml`);
     writeFileSync(file, stringify(configFor(ports)));
     // The inspector, on loopback and a port of its own choosing, only to ask for a full garbage
