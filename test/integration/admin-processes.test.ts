@@ -229,7 +229,9 @@ describe('the CLI', () => {
     expect(usage.stdout.split('\r\n')[0]).toBe('day,key,name,chain,route,requests,credits,cacheHits,refused,errors');
     expect(JSON.parse((await cli('keys', 'revoke', key.id)).stdout)).toEqual({ id: key.id, revoked: true });
     expect((await get(g, rolled.key)).status).toBe(401);
-  });
+    // Nine CLI processes, each loading the program through tsx: 2 to 5 s apiece on a busy machine
+    // (it ran out of the default 20 s with two test files at a time on 2 cores).
+  }, 120_000);
 
   it("exits non-zero with the API's message, or with usage for a malformed command", async () => {
     const refused = await cli('keys', 'create', '--name', 'x', '--plan', 'gold');
@@ -238,5 +240,5 @@ describe('the CLI', () => {
     const malformed = await cli('keys', 'credits', 'key_x', 'lots');
     expect(malformed.code).toBe(2);
     expect(malformed.stderr).toMatch(/AMOUNT: expected an integer/);
-  });
+  }, 60_000);
 });
