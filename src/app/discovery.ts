@@ -20,10 +20,23 @@ export function discoveryBody(state: GatewayState): string {
 }
 
 export function registerDiscovery(app: FastifyInstance, current: () => GatewayState): void {
+  serveStateJson(app, DISCOVERY_PATH, current, discoveryBody);
+}
+
+/**
+ * Serves at `path`, without a key and with the CORS lines of the current configuration, a JSON
+ * document made from the configuration: once per configuration (a reload makes it again).
+ */
+export function serveStateJson(
+  app: FastifyInstance,
+  path: string,
+  current: () => GatewayState,
+  body: (state: GatewayState) => string,
+): void {
   let cached: { state: GatewayState; body: string } | undefined;
-  app.get(DISCOVERY_PATH, (request, reply) => {
+  app.get(path, (request, reply) => {
     const state = current();
-    if (cached?.state !== state) cached = { state, body: discoveryBody(state) };
+    if (cached?.state !== state) cached = { state, body: body(state) };
     corsOnReply(reply, state.cors.linesFor(request.headers.origin));
     return reply.header('content-type', JSON_TYPE).send(cached.body);
   });

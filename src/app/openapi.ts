@@ -6,10 +6,9 @@
 // the pipeline's catch-all, as it does /api/json/config and /healthz.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { corsOnReply, JSON_TYPE } from '../http/respond.js';
 import type { GatewayState } from '../request/state.js';
 import { publicOpenApi, type PlainPath } from '../routes/openapi.js';
-import { DISCOVERY_PATH } from './discovery.js';
+import { DISCOVERY_PATH, serveStateJson } from './discovery.js';
 
 export const OPENAPI_PATH = '/api/json/openapi';
 
@@ -79,11 +78,5 @@ export function openApiBody(state: GatewayState): string {
 }
 
 export function registerOpenApi(app: FastifyInstance, current: () => GatewayState): void {
-  let cached: { state: GatewayState; body: string } | undefined;
-  app.get(OPENAPI_PATH, (request, reply) => {
-    const state = current();
-    if (cached?.state !== state) cached = { state, body: openApiBody(state) };
-    corsOnReply(reply, state.cors.linesFor(request.headers.origin));
-    return reply.header('content-type', JSON_TYPE).send(cached.body);
-  });
+  serveStateJson(app, OPENAPI_PATH, current, openApiBody);
 }
