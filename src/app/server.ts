@@ -15,6 +15,7 @@ import { H_REQUEST_ID } from '../http/headers.js';
 import { JSON_TYPE } from '../http/respond.js';
 import { takeApiKeys } from '../auth/query-key.js';
 import { readiness, startProbing, type Readiness } from '../observability/health.js';
+import { startHeadPolls } from '../finality/poll.js';
 import type { Metrics } from '../observability/metrics.js';
 import { ThrottledWarning } from '../observability/throttled-log.js';
 import { RequestContext } from '../request/context.js';
@@ -140,7 +141,9 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
       [H_REQUEST_ID]: requestId(req),
     });
   });
-  const health = () => readiness(states.current.chains, redis?.status, { backend: resources.store.kind, up: resources.storageUp });
+  const health = () =>
+    readiness(states.current.chains, redis?.status, { backend: resources.store.kind, up: resources.storageUp }, resources.now());
+  metrics.heads(() => [...states.current.chains.values()].map((c) => c.head), resources.now);
   const admin =
     config.admin.token === undefined
       ? undefined
@@ -223,9 +226,15 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
   });
 
   let stopProbing: (() => void) | undefined;
+  let stopHeadPolls: (() => void) | undefined;
   let pruning: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
     stopProbing = startProbing(() => states.current.chains.values(), config.health.probeIntervalMs, config.health.probeTimeoutMs);
+    stopHeadPolls = startHeadPolls(
+      () => states.current.chains.values(),
+      resources.now,
+      (chain, outcome) => metrics.headPoll(chain, outcome),
+    );
     await waitForRedis();
     // Run-time keys are read before the first request, so a restart never refuses a valid key.
     await resources.start();
@@ -266,6 +275,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
   };
   app.addHook('onClose', async () => {
     stopProbing?.();
+    stopHeadPolls?.();
     if (pruning) clearInterval(pruning);
     await admin?.close();
     await states.close();

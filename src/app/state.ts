@@ -5,6 +5,8 @@
 import { BadKeys } from '../auth/bad-keys.js';
 import { KeyRing } from '../keys/ring.js';
 import type { Config } from '../config/schema.js';
+import { finalityDepth } from '../finality/depth.js';
+import { ChainHead } from '../finality/head.js';
 import { corsPolicy } from '../http/cors.js';
 import { accessLog } from './access-log.js';
 import type { AccessLog, Chain, GatewayState } from '../request/state.js';
@@ -15,17 +17,30 @@ import type { Resources } from './resources.js';
 /** After a reload, a retired chain's pool stays open this long past its timeoutMs. */
 const RETIRED_POOL_GRACE_MS = 5_000;
 
-/** Chains of a new configuration; a chain whose settings did not change keeps its pools. */
-function buildChains(config: Config, now: () => number, previous?: Map<string, Chain>): { chains: Map<string, Chain>; retired: Chain[] } {
+/**
+ * Chains of a new configuration; a chain whose settings did not change keeps its pools. A chain's
+ * head outlives reloads (`heads`, one per chain id): the depth and poll interval are reconfigured.
+ */
+function buildChains(
+  config: Config,
+  now: () => number,
+  heads: Map<string, ChainHead>,
+  previous?: Map<string, Chain>,
+): { chains: Map<string, Chain>; retired: Chain[] } {
   const chains = new Map<string, Chain>();
   for (const [id, settings] of Object.entries(config.chains)) {
     const old = previous?.get(id);
     const fingerprint = JSON.stringify(settings);
+    let head = heads.get(id);
+    const depth = finalityDepth(id, settings.finality.depth);
+    if (head === undefined) heads.set(id, (head = new ChainHead(id, depth, settings.head.pollSeconds)));
+    head.depth = depth;
+    head.pollSeconds = settings.head.pollSeconds;
     chains.set(
       id,
       old && old.fingerprint === fingerprint
         ? { ...old, name: settings.name }
-        : { id, name: settings.name, fingerprint, upstreams: new ChainUpstreams(settings, now) },
+        : { id, name: settings.name, fingerprint, upstreams: new ChainUpstreams(settings, now), head },
     );
   }
   const retired = [...(previous?.values() ?? [])].filter((c) => chains.get(c.id)?.upstreams !== c.upstreams);
@@ -40,6 +55,8 @@ export class GatewayStates {
   private readonly lines: AccessLog;
   /** Outlives reloads: a reload must not lift the blocks made (it reconfigures them). */
   private readonly badKeys: BadKeys;
+  /** Each chain's head, kept across reloads. */
+  private readonly heads = new Map<string, ChainHead>();
 
   constructor(
     private readonly resources: Resources,
@@ -58,7 +75,7 @@ export class GatewayStates {
 
   private make(config: Config, previous?: GatewayState): { state: GatewayState; retired: Chain[] } {
     const r = this.resources;
-    const { chains, retired } = buildChains(config, r.now, previous?.chains);
+    const { chains, retired } = buildChains(config, r.now, this.heads, previous?.chains);
     const state: GatewayState = {
       config,
       keys: new KeyRing(config, r.runtime.records.values()),

@@ -1,6 +1,8 @@
 // What is cached, under which key, and for how long. Pure: no clock of its own, no I/O.
 import { isPassableResponseHeader, NO_TOKENS, PER_ANSWER_HEADERS } from '../http/headers.js';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { UpstreamAnswer } from '../upstream/client.js';
+import type { ConfirmationMarks } from './confirmations.js';
 
 export type CacheOutcome = 'HIT' | 'MISS' | 'STALE';
 
@@ -27,7 +29,44 @@ export interface CacheEntry {
   freshUntil: number;
   /** May be served STALE (while refreshing, or while the upstream fails) before this. */
   staleUntil: number;
+  /** About data below its chain's finality line: kept for cache.finalTtlSeconds, not the route's TTL. */
+  final: boolean;
+  /** Where the body's `confirmations` sit, rewritten from the chain's head on every answer (final entries only). */
+  confirmations: ConfirmationMarks | undefined;
+  /**
+   * `body` holds the answer deflated (raw DEFLATE, RFC 1951): a final entry in the in-process
+   * tier once it is half full (response-cache.ts). Read it with entryBody(); headerLines keep the
+   * answer's own Content-Length.
+   */
+  deflated: boolean;
 }
+
+/** The answer's bytes, inflated when the entry keeps them deflated. */
+export function entryBody(entry: CacheEntry): Buffer {
+  return entry.deflated ? inflateRawSync(entry.body) : entry.body;
+}
+
+/** Bodies smaller than this are kept as they are: deflate gains little on them. */
+export const PACK_MIN_BYTES = 1024;
+
+/**
+ * The entry with its body deflated, when that saves at least a quarter of it; else the entry.
+ * Level 1: the answers are JSON, where the fastest level already gains most (bench/compression.ts).
+ */
+export function packed(entry: CacheEntry): CacheEntry {
+  if (entry.deflated || entry.body.length < PACK_MIN_BYTES) return entry;
+  const body = deflateRawSync(entry.body, { level: 1 });
+  return body.length <= entry.body.length * 0.75 ? { ...entry, body, deflated: true, corsLines: undefined, corsFor: undefined } : entry;
+}
+
+/** How long one answer is kept, when it is not its route's TTL: a final answer (finality/classify.ts). */
+export interface Lifetime {
+  ttlSeconds: number;
+  confirmations: ConfirmationMarks | undefined;
+}
+
+/** Decides an answer's lifetime once it has arrived (called on a miss, for a 200 answer the cache may keep); undefined: the route's TTL. */
+export type LifetimeOf = (answer: UpstreamAnswer, nowMs: number) => Lifetime | undefined;
 
 /** Fixed per-entry overhead counted against cache.maxBytes: key, headers, object and LRU node. */
 export const ENTRY_OVERHEAD_BYTES = 512;
@@ -78,8 +117,8 @@ export function isStorable(answer: UpstreamAnswer, ttlSeconds: number): boolean 
   return ttlSeconds > 0 && answer.status === 200 && !hasNoStore(answer.headers);
 }
 
-export function toEntry(answer: UpstreamAnswer, nowMs: number, ttlSeconds: number, staleSeconds: number): CacheEntry {
-  const freshUntil = nowMs + ttlSeconds * 1000;
+export function toEntry(answer: UpstreamAnswer, nowMs: number, ttlSeconds: number, staleSeconds: number, final?: Lifetime): CacheEntry {
+  const freshUntil = nowMs + (final?.ttlSeconds ?? ttlSeconds) * 1000;
   return {
     status: answer.status,
     headers: answer.headers,
@@ -90,6 +129,9 @@ export function toEntry(answer: UpstreamAnswer, nowMs: number, ttlSeconds: numbe
     storedAt: nowMs,
     freshUntil,
     staleUntil: freshUntil + staleSeconds * 1000,
+    final: final !== undefined,
+    confirmations: final?.confirmations,
+    deflated: false,
   };
 }
 

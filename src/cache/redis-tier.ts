@@ -21,15 +21,17 @@ interface Meta {
   storedAt: number;
   freshUntil: number;
   staleUntil: number;
+  final?: boolean;
+  confirmations?: CacheEntry['confirmations'];
 }
 
 /** [format byte][u32 meta length][meta JSON][body, raw or deflated] */
 export async function encodeEntry(entry: CacheEntry): Promise<Buffer> {
-  const { body, headerLines: _lines, corsLines: _cors, corsFor: _for, ...meta } = entry; // the lines are worked out again on decoding
+  const { body, headerLines: _lines, corsLines: _cors, corsFor: _for, deflated, ...meta } = entry; // the lines are worked out again on decoding
   const metaBytes = Buffer.from(JSON.stringify(meta satisfies Meta));
-  let format = RAW;
+  let format = deflated ? DEFLATED : RAW;
   let payload = body;
-  if (body.length >= COMPRESS_MIN_BYTES) {
+  if (!deflated && body.length >= COMPRESS_MIN_BYTES) {
     const packed = await deflate(body, { level: 1 });
     if (packed.length < body.length) {
       format = DEFLATED;
@@ -50,7 +52,30 @@ export async function decodeEntry(buf: Buffer): Promise<CacheEntry | undefined> 
   const meta = JSON.parse(buf.subarray(5, 5 + metaLength).toString('utf8')) as Meta;
   const payload = buf.subarray(5 + metaLength);
   const body = format === DEFLATED ? await inflate(payload) : Buffer.from(payload);
-  return { ...meta, body, headerLines: headerLines(meta.headers, body.length), corsLines: undefined, corsFor: undefined };
+  return {
+    ...meta,
+    body,
+    headerLines: headerLines(meta.headers, body.length),
+    corsLines: undefined,
+    corsFor: undefined,
+    // Written by an older gateway: a plain entry.
+    final: meta.final === true,
+    confirmations: wellFormed(meta.confirmations, body.length) ? meta.confirmations : undefined,
+    deflated: false,
+  };
+}
+
+/** Marks that fit the body (an entry is shared by gateways of several versions): ascending, inside it, as many of each. */
+function wellFormed(marks: Meta['confirmations'], bodyLength: number): boolean {
+  if (marks === undefined) return false;
+  const { at, length, block, stored } = marks;
+  if (![at, length, block, stored].every((a) => Array.isArray(a) && a.length === at.length)) return false;
+  let end = 0;
+  for (let i = 0; i < at.length; i++) {
+    if (!Number.isSafeInteger(at[i]) || at[i]! < end || !Number.isSafeInteger(length[i]) || length[i]! < 1) return false;
+    end = at[i]! + length[i]!;
+  }
+  return end <= bodyLength && block.every(Number.isSafeInteger) && stored.every(Number.isSafeInteger);
 }
 
 export class RedisCacheTier {

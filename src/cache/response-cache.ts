@@ -4,7 +4,7 @@
 import { LRUCache } from 'lru-cache';
 import type { UpstreamAnswer } from '../upstream/client.js';
 import { Coalescer } from './coalesce.js';
-import { entrySize, isStorable, toEntry, type CacheEntry, type CacheOutcome } from './policy.js';
+import { entrySize, isStorable, packed, toEntry, type CacheEntry, type CacheOutcome, type LifetimeOf } from './policy.js';
 import type { RedisCacheTier } from './redis-tier.js';
 
 /** After a failed background refresh, wait this long before trying the upstream again. */
@@ -34,6 +34,8 @@ export interface CacheCounters {
   stale: number;
   coalesced: number;
   refreshFailures: number;
+  /** Answers stored as final (kept for cache.finalTtlSeconds). */
+  finalStores: number;
 }
 
 export interface ResponseCacheOptions {
@@ -46,7 +48,7 @@ export interface ResponseCacheOptions {
 }
 
 export class ResponseCache {
-  readonly counters: CacheCounters = { hits: 0, misses: 0, stale: 0, coalesced: 0, refreshFailures: 0 };
+  readonly counters: CacheCounters = { hits: 0, misses: 0, stale: 0, coalesced: 0, refreshFailures: 0, finalStores: 0 };
   private readonly memory: LRUCache<string, CacheEntry> | undefined;
   private readonly inflight = new Coalescer<Fill>();
   /** Keys whose background refresh failed recently, and when they may be tried again. */
@@ -95,8 +97,9 @@ export class ResponseCache {
    * The answer for `key`: fresh from the cache (HIT), stale while one background refresh runs
    * (STALE), or from the shared tier or the upstream with identical misses coalesced (MISS).
    * `fetch` throws a GatewayError for anything that is not an answer to pass on (5xx, timeout).
+   * `lifetime` may keep an answer longer than `ttlSeconds` (a final one), decided from the answer.
    */
-  async get(key: string, ttlSeconds: number, fetch: () => Promise<UpstreamAnswer>): Promise<CacheResult> {
+  async get(key: string, ttlSeconds: number, fetch: () => Promise<UpstreamAnswer>, lifetime?: LifetimeOf): Promise<CacheResult> {
     const now = this.options.now();
     const held = ttlSeconds > 0 ? this.memory?.get(key) : undefined;
     if (held && now < held.freshUntil) {
@@ -105,18 +108,24 @@ export class ResponseCache {
     }
     if (held && now < held.staleUntil) {
       this.counters.stale++;
-      this.refreshInBackground(key, ttlSeconds, fetch, now);
+      this.refreshInBackground(key, ttlSeconds, fetch, now, lifetime);
       return { entry: held, outcome: 'STALE' };
     }
-    const { promise, joined } = this.inflight.run(key, () => this.fill(key, ttlSeconds, fetch));
+    const { promise, joined } = this.inflight.run(key, () => this.fill(key, ttlSeconds, fetch, lifetime));
     if (joined) this.counters.coalesced++;
     else this.counters.misses++;
     return promise;
   }
 
-  private refreshInBackground(key: string, ttlSeconds: number, fetch: () => Promise<UpstreamAnswer>, now: number): void {
+  private refreshInBackground(
+    key: string,
+    ttlSeconds: number,
+    fetch: () => Promise<UpstreamAnswer>,
+    now: number,
+    lifetime: LifetimeOf | undefined,
+  ): void {
     if (this.inflight.has(key) || (this.retryAt.get(key) ?? 0) > now) return;
-    const { promise } = this.inflight.run(key, () => this.fill(key, ttlSeconds, fetch));
+    const { promise } = this.inflight.run(key, () => this.fill(key, ttlSeconds, fetch, lifetime));
     // Keep serving the old entry until staleUntil (stale-if-error), and do not hammer an
     // upstream that fails, or answers something not worth keeping (a 429, a 404): try again
     // after a pause.
@@ -128,11 +137,29 @@ export class ResponseCache {
     promise.then((fill) => (fill.fresh ? this.retryAt.delete(key) : pause()), pause);
   }
 
+  /**
+   * Into the in-process tier. A final entry is kept deflated once the tier is half full: then
+   * the budget, not the CPU, decides how many answers it holds, and an answer kept costs an
+   * inflate per hit (about 10 us for a 2 KB transaction) where one evicted costs an upstream
+   * call (milliseconds); below half full nothing is evicted and the raw body is served as it is
+   * (bench/results/2026-11-27-replay.md measures both).
+   */
+  private keep(key: string, entry: CacheEntry): void {
+    const memory = this.memory;
+    if (!memory) return;
+    memory.set(key, entry.final && memory.calculatedSize * 2 >= this.options.maxBytes ? packed(entry) : entry);
+  }
+
   /** One trip for a key: the shared tier first, then the upstream. */
-  private async fill(key: string, ttlSeconds: number, fetch: () => Promise<UpstreamAnswer>): Promise<Fill> {
+  private async fill(
+    key: string,
+    ttlSeconds: number,
+    fetch: () => Promise<UpstreamAnswer>,
+    lifetime: LifetimeOf | undefined,
+  ): Promise<Fill> {
     const shared = ttlSeconds > 0 ? await this.options.shared?.get(key) : undefined;
     if (shared && this.options.now() < shared.freshUntil) {
-      this.memory?.set(key, shared);
+      this.keep(key, shared);
       return { entry: shared, outcome: 'HIT', fresh: true };
     }
     let answer: UpstreamAnswer;
@@ -144,10 +171,14 @@ export class ResponseCache {
       throw err;
     }
     const now = this.options.now();
-    const entry = toEntry(answer, now, ttlSeconds, this.options.staleSeconds);
     const storable = isStorable(answer, ttlSeconds);
+    // Judged afresh on every fill: an entry stored near the finality line is never promoted, it
+    // expires with its route's TTL and the next fill may find it final.
+    const final = storable && lifetime !== undefined ? lifetime(answer, now) : undefined;
+    const entry = toEntry(answer, now, ttlSeconds, this.options.staleSeconds, final);
+    if (final) this.counters.finalStores++;
     if (storable) {
-      this.memory?.set(key, entry);
+      this.keep(key, entry);
       this.options.shared?.set(key, entry, now);
     }
     return { entry, outcome: 'MISS', fresh: storable, fetched: { upstream: answer.upstream, ms: answer.ms } };

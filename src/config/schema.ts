@@ -201,6 +201,17 @@ export const chainSchema = z.strictObject({
    * a coalesced answer are held in memory. Blockscout pages at 50 items; 8 MiB is far above them.
    */
   maxResponseBytes: positiveInt().default(8 * 1024 * 1024),
+  /**
+   * The chain's head is read from the answers the gateway forwards; when none has shown it for
+   * `pollSeconds`, one `eth_blockNumber` call to the chain's explorer (counted in
+   * egw_head_polls_total, billed to no key) asks. 0: never polled.
+   */
+  head: z.strictObject({ pollSeconds: nonNegativeInt().default(5) }).default({ pollSeconds: 5 }),
+  /**
+   * Blocks behind the head after which the chain's data is final: answers about them are kept
+   * for cache.finalTtlSeconds. Default: the chain id's known figure, else 1024 (finality/depth.ts).
+   */
+  finality: z.strictObject({ depth: nonNegativeInt().optional() }).default({}),
 });
 
 export const planSchema = z.strictObject({
@@ -260,6 +271,12 @@ export const cacheSchema = z.strictObject({
   ttlSeconds: byRouteName('seconds').default({}),
   /** How long an expired entry may still be served while refreshing or when the upstream fails. */
   staleSeconds: nonNegativeInt().default(60),
+  /**
+   * How long an answer about data below its chain's finality line is kept (a block from last
+   * year, a transaction a million blocks deep, a page of history below the line), seconds,
+   * bounded by maxBytes like any entry; 0: every answer keeps its route's TTL.
+   */
+  finalTtlSeconds: nonNegativeInt().default(86_400),
 });
 
 export const metricsSchema = z.strictObject({
@@ -374,7 +391,7 @@ export const configSchema = z
     keys: z.array(keySchema, { error: 'expected a list of keys' }).default([]),
     costs: costsSchema.default({ default: 20, routes: {} }),
     log: logSchema.default({ level: 'info', requests: true }),
-    cache: cacheSchema.default({ maxBytes: 134_217_728, ttlSeconds: {}, staleSeconds: 60 }),
+    cache: cacheSchema.default({ maxBytes: 134_217_728, ttlSeconds: {}, staleSeconds: 60, finalTtlSeconds: 86_400 }),
     metrics: metricsSchema.default({ enabled: true, host: '127.0.0.1', token: undefined }),
     health: healthSchema.default({ probeIntervalMs: 10_000, probeTimeoutMs: 2_000 }),
     admin: adminSchema.default({ token: undefined, host: '127.0.0.1', port: 9091 }),

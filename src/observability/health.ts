@@ -15,6 +15,13 @@ export interface ProbedUpstreams {
   probe(timeoutMs: number): Promise<void>;
 }
 
+/** What /readyz shows of a chain's head (finality/head.ts ChainHead); not a condition of readiness. */
+export interface HeadView {
+  readonly number: number | undefined;
+  readonly depth: number;
+  ageSeconds(nowMs: number): number | undefined;
+}
+
 export interface Readiness {
   ready: boolean;
   checks: {
@@ -22,7 +29,15 @@ export interface Readiness {
     redis: 'ok' | 'down' | 'not configured';
     /** The records' store: where it is and whether it answered its last ping. A condition of readiness for the embedded SQLite store only. */
     storage?: { backend: string; status: 'ok' | 'down' };
-    chains: Record<string, { ready: boolean; upstreams: Record<string, string> }>;
+    chains: Record<
+      string,
+      {
+        ready: boolean;
+        upstreams: Record<string, string>;
+        /** The chain's head as last seen, how old that is, and the finality depth: null before one is seen. */
+        head?: { block: number | null; ageSeconds: number | null; finalityDepth: number };
+      }
+    >;
   };
 }
 
@@ -31,15 +46,25 @@ const LOCAL_STORES: ReadonlySet<string> = new Set(['sqlite']);
 
 /** `redisStatus`: ioredis's connection status, undefined without Redis. */
 export function readiness(
-  chains: Iterable<[string, { upstreams: ProbedUpstreams }]>,
+  chains: Iterable<[string, { upstreams: ProbedUpstreams; head?: HeadView }]>,
   redisStatus: string | undefined,
   storage?: { backend: string; up: boolean },
+  nowMs: number = Date.now(),
 ): Readiness {
   const checks: Readiness['checks']['chains'] = {};
   let ready = true;
   for (const [id, chain] of chains) {
     const chainReady = chain.upstreams.reachable;
     checks[id] = { ready: chainReady, upstreams: chain.upstreams.status() };
+    const head = chain.head;
+    if (head !== undefined) {
+      const age = head.ageSeconds(nowMs);
+      checks[id].head = {
+        block: head.number ?? null,
+        ageSeconds: age === undefined ? null : Math.round(age * 10) / 10,
+        finalityDepth: head.depth,
+      };
+    }
     ready &&= chainReady;
   }
   const redis = redisStatus === undefined ? 'not configured' : redisStatus === 'ready' ? 'ok' : 'down';

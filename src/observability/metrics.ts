@@ -21,6 +21,13 @@ export interface MetricSources {
   usageRowsWaiting: () => number;
 }
 
+/** What the head metrics read of a chain's head (finality/head.ts ChainHead). */
+export interface ChainHeadView {
+  readonly chainId: string;
+  readonly number: number | undefined;
+  ageSeconds(nowMs: number): number | undefined;
+}
+
 export class Metrics {
   readonly registry = new Registry();
   /** chain -> route -> status -> count: plain integers on the hot path, exported on scrape. */
@@ -32,6 +39,7 @@ export class Metrics {
   private readonly upstreamObservers = new Map<string, (seconds: number) => void>();
   private readonly upstreamErrors: Counter<'chain' | 'kind'>;
   private readonly refusals: Counter<'plan' | 'reason'>;
+  private headPolls: Counter<'chain' | 'outcome'> | undefined;
 
   constructor(sources: () => MetricSources) {
     const registers = [this.registry];
@@ -104,6 +112,15 @@ export class Metrics {
         this.inc(sources().cache().refreshFailures);
       },
     });
+    new Counter({
+      name: 'egw_cache_final_stores_total',
+      help: "Answers stored as final (about data below their chain's finality line), kept for cache.finalTtlSeconds instead of their route's TTL",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources().cache().finalStores);
+      },
+    });
     new Gauge({
       name: 'egw_cache_bytes',
       help: 'Bytes held by the in-process cache tier',
@@ -148,6 +165,46 @@ export class Metrics {
         this.set(sources().usageRowsWaiting());
       },
     });
+  }
+
+  /** Each chain's head as the gateway knows it (finality/head.ts), read at scrape time. */
+  heads(source: () => Iterable<ChainHeadView>, now: () => number): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'egw_chain_head_block',
+      help: 'The highest block the gateway has seen on each chain (in the answers it forwards, or by its own poll); absent until one is seen',
+      labelNames: ['chain'],
+      registers,
+      collect() {
+        this.reset();
+        for (const h of source()) if (h.number !== undefined) this.set({ chain: h.chainId }, h.number);
+      },
+    });
+    new Gauge({
+      name: 'egw_chain_head_age_seconds',
+      help: "Seconds since the chain's head was last confirmed; past 3 poll intervals (30 s at least) answers are cached as if the head were unknown",
+      labelNames: ['chain'],
+      registers,
+      collect() {
+        this.reset();
+        const at = now();
+        for (const h of source()) {
+          const age = h.ageSeconds(at);
+          if (age !== undefined) this.set({ chain: h.chainId }, age);
+        }
+      },
+    });
+    this.headPolls = new Counter({
+      name: 'egw_head_polls_total',
+      help: "The gateway's own eth_blockNumber calls to a quiet chain's explorer (chains.<id>.head.pollSeconds), by chain and outcome (ok, error); billed to no key",
+      labelNames: ['chain', 'outcome'],
+      registers,
+    });
+  }
+
+  /** One head poll's outcome (finality/poll.ts). */
+  headPoll(chain: string, outcome: 'ok' | 'error'): void {
+    this.headPolls?.inc({ chain, outcome });
   }
 
   /** The public listener's connections (http/connections.ts), read at scrape time. */

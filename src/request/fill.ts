@@ -3,7 +3,7 @@
 // identical misses coalesced; the upstream that answered (or failed) told to the request's
 // context; a failure answered with its registry error (502, 504), which finish() refunds.
 import type { FastifyReply } from 'fastify';
-import type { CacheEntry, CacheOutcome } from '../cache/policy.js';
+import type { CacheEntry, CacheOutcome, LifetimeOf } from '../cache/policy.js';
 import { GatewayError } from '../http/errors.js';
 import { sendError } from './send.js';
 import type { UpstreamAnswer } from '../upstream/client.js';
@@ -19,8 +19,9 @@ export function fillAndSend(
   ttlSeconds: number,
   fetch: () => Promise<UpstreamAnswer>,
   send: (entry: CacheEntry, outcome: CacheOutcome) => void,
+  lifetime?: LifetimeOf,
 ): Promise<void> {
-  return state.cache.get(key, ttlSeconds, fetch).then(
+  return state.cache.get(key, ttlSeconds, fetch, lifetime).then(
     (result) => {
       if (result.fetched) {
         ctx.upstream = result.fetched.upstream;

@@ -19,6 +19,7 @@ import { stream } from './stream.js';
 import type { Form } from './body.js';
 import { postedForm } from './form.js';
 import { fillAndSend } from './fill.js';
+import { lifetimeOf } from '../finality/lifetime.js';
 import { proxyRequest } from './proxy.js';
 import { rpcRequest } from './rpc.js';
 import { formOfQuery, verifyRequest } from './verify.js';
@@ -255,11 +256,24 @@ function afterQuota(
   // 6. Cache: a fresh in-process entry is answered at once.
   const entryKey = showScam === undefined ? resolved.cacheKey : cacheKey(chain.id, v.upstreamPath, showScam);
   const fresh = state.cache.peek(entryKey, resolved.ttlSeconds, now);
-  if (fresh) return void sendEntry(ctx, reply, fresh, 'HIT', now);
+  if (fresh) return void sendEntry(ctx, reply, fresh, 'HIT', now, chain.head.number);
 
-  // 7. Stale, shared tier, or the upstream with identical misses coalesced.
+  // 7. Stale, shared tier, or the upstream with identical misses coalesced; a final answer kept
+  // for cache.finalTtlSeconds (finality/lifetime.ts).
   const fetch = () => forward(chain, v.upstreamPath, ctx.id, showScam, state.metrics, state.upstreamWarnings);
-  return fillAndSend(state, ctx, reply, entryKey, resolved.ttlSeconds, fetch, (entry, outcome) =>
-    sendEntry(ctx, reply, entry, outcome, state.now()),
+  const lifetime = lifetimeOf(chain.head, state.config.cache.finalTtlSeconds, {
+    kind: 'path',
+    route: route.route,
+    upstreamPath: v.upstreamPath,
+  });
+  return fillAndSend(
+    state,
+    ctx,
+    reply,
+    entryKey,
+    resolved.ttlSeconds,
+    fetch,
+    (entry, outcome) => sendEntry(ctx, reply, entry, outcome, state.now(), chain.head.number),
+    lifetime,
   );
 }

@@ -10,6 +10,8 @@ import type { Route } from '../routes/resolve.js';
 import type { Resolved } from '../routes/resolver.js';
 import type { RequestContext } from './context.js';
 import { fillAndSend } from './fill.js';
+import { lifetimeOf } from '../finality/lifetime.js';
+import { entryBody, type CacheEntry, type CacheOutcome } from '../cache/policy.js';
 import { forwardCall } from './forward.js';
 import type { Chain, GatewayState } from './state.js';
 
@@ -30,11 +32,13 @@ export function proxyRequest(
   const fresh = state.cache.peek(resolved.cacheKey, resolved.ttlSeconds, now);
   if (fresh) {
     ctx.cache = 'HIT';
-    return void sendJson(ctx, reply, 200, body(fresh.body), { 'x-cache': 'HIT' });
+    return void sendJson(ctx, reply, 200, body(entryBody(fresh)), { 'x-cache': 'HIT' });
   }
   const fetch = () => forwardCall(chain, call, ctx.id, state.metrics, state.upstreamWarnings);
-  return fillAndSend(state, ctx, reply, resolved.cacheKey, resolved.ttlSeconds, fetch, (entry, outcome) => {
+  const lifetime = lifetimeOf(chain.head, state.config.cache.finalTtlSeconds, { kind: 'call', method: call.method, params: call.params });
+  const send = (entry: CacheEntry, outcome: CacheOutcome) => {
     ctx.cache = outcome;
-    sendJson(ctx, reply, 200, body(entry.body), { 'x-cache': outcome });
-  });
+    sendJson(ctx, reply, 200, body(entryBody(entry)), { 'x-cache': outcome });
+  };
+  return fillAndSend(state, ctx, reply, resolved.cacheKey, resolved.ttlSeconds, fetch, send, lifetime);
 }

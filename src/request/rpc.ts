@@ -7,9 +7,10 @@
 //
 // The calls of a request are billed, counted and recorded one by one here (usage rows and
 // metrics per method); finish() then only writes the request's access line (ctx.perCall).
+import { lifetimeOf } from '../finality/lifetime.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKey } from '../keys/ring.js';
-import { cacheKey, type CacheOutcome } from '../cache/policy.js';
+import { cacheKey, entryBody, type CacheOutcome } from '../cache/policy.js';
 import { ERRORS, GatewayError } from '../http/errors.js';
 import { sendJson } from './send.js';
 import type { QuotaDecision } from '../quota/types.js';
@@ -218,18 +219,19 @@ async function answerSlot(state: GatewayState, ctx: RequestContext, chain: Chain
   const ttl = rpcTtlSeconds(state.config.cache, call.method, call.freshness);
   const fresh = state.cache.peek(key, ttl, now);
   if (fresh) {
-    slot.member = fresh.body.toString('utf8');
+    slot.member = entryBody(fresh).toString('utf8');
     slot.status = 200;
     slot.cache = 'HIT';
     return;
   }
   try {
-    const result = await state.cache.get(key, ttl, () => forwardCall(chain, call, ctx.id, state.metrics, state.upstreamWarnings));
+    const lifetime = lifetimeOf(chain.head, state.config.cache.finalTtlSeconds, { kind: 'call', method: call.method, params: call.params });
+    const result = await state.cache.get(key, ttl, () => forwardCall(chain, call, ctx.id, state.metrics, state.upstreamWarnings), lifetime);
     if (result.fetched) {
       ctx.upstream = result.fetched.upstream;
       ctx.upstreamMs = result.fetched.ms;
     }
-    slot.member = result.entry.body.toString('utf8');
+    slot.member = entryBody(result.entry).toString('utf8');
     slot.status = 200;
     slot.cache = result.outcome;
   } catch (err) {

@@ -4,7 +4,8 @@
 // gives the quota headers (contract section 6) of every answer from the key step on; every answer
 // also carries the request's CORS lines (ctx.cors, from http/cors.ts).
 import type { FastifyReply } from 'fastify';
-import { ageSeconds, type CacheEntry, type CacheOutcome } from '../cache/policy.js';
+import { withConfirmations } from '../cache/confirmations.js';
+import { ageSeconds, entryBody, type CacheEntry, type CacheOutcome } from '../cache/policy.js';
 import {
   ERRORS,
   jsonErrorResponse,
@@ -109,8 +110,16 @@ export function sendLegacyInvalid(ctx: RequestContext, reply: FastifyReply, mess
  * A cached (or just fetched) answer. The entry keeps its header lines, worked out once when it
  * was stored, ending with the per-answer headers (PER_ANSWER_HEADERS), whose values are filled
  * in here: writeHead reads the list at once, so one list per entry serves every answer.
+ * `head`: the chain's head, which the `confirmations` of a final entry are written from.
  */
-export function sendEntry(ctx: RequestContext, reply: FastifyReply, entry: CacheEntry, outcome: CacheOutcome, nowMs: number): void {
+export function sendEntry(
+  ctx: RequestContext,
+  reply: FastifyReply,
+  entry: CacheEntry,
+  outcome: CacheOutcome,
+  nowMs: number,
+  head?: number,
+): void {
   ctx.cache = outcome;
   const lines = ctx.cors === undefined ? entry.headerLines : withCors(entry, ctx.cors);
   // The values of PER_ANSWER_HEADERS: request id, cache, age, then the four quota headers.
@@ -119,7 +128,14 @@ export function sendEntry(ctx: RequestContext, reply: FastifyReply, entry: Cache
   lines[at + 2] = outcome;
   lines[at + 4] = decimal(ageSeconds(entry, nowMs));
   writeQuotaValues(lines, at + 6, ctx, entry.status);
-  write(ctx, reply, entry.status, lines, entry.body);
+  let body = entryBody(entry);
+  if (entry.confirmations !== undefined) {
+    if (head !== undefined) body = withConfirmations(body, entry.confirmations, head);
+    // Content-Length's value comes just before the per-answer headers in the entry's own lines,
+    // and CORS lines are inserted after it (withCors): the same place in both lists.
+    lines[entry.headerLines.length - 2 * PER_ANSWER_HEADERS.length - 1] = decimal(body.length);
+  }
+  write(ctx, reply, entry.status, lines, body);
 }
 
 /**

@@ -7,6 +7,7 @@ import type { BadKeys } from '../auth/bad-keys.js';
 import type { KeyRing } from '../keys/ring.js';
 import type { ResponseCache } from '../cache/response-cache.js';
 import type { Config } from '../config/schema.js';
+import type { ChainHead } from '../finality/head.js';
 import type { CorsPolicy } from '../http/cors.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ThrottledWarnings } from '../observability/throttled-log.js';
@@ -25,6 +26,8 @@ export interface Chain {
   /** The chain's settings as loaded, to tell on reload whether its pools can be kept. */
   fingerprint: string;
   upstreams: ChainUpstreams;
+  /** The chain's head and finality depth: one per chain id for the life of the process, reloads included. */
+  head: ChainHead;
 }
 
 export interface GatewayState {

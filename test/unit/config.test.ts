@@ -46,13 +46,15 @@ describe('configuration', () => {
       upstreams: ['http://127.0.0.1:1'],
       timeoutMs: 10_000,
       maxResponseBytes: 8 * 1024 * 1024,
+      head: { pollSeconds: 5 },
+      finality: {},
     });
     expect(c.plans.free).toEqual({ rps: 5, credits: 100, period: 'daily' });
     expect(c.keys[0]).toMatchObject({ status: 'active' });
     expect(c.costs).toEqual({ default: 20, routes: {} });
     expect(c.log).toEqual({ level: 'info', requests: true });
     // No TTL listed: every route has its family's default (routes/table.ts, test/unit/cache.test.ts).
-    expect(c.cache).toEqual({ maxBytes: 134_217_728, ttlSeconds: {}, staleSeconds: 60 });
+    expect(c.cache).toEqual({ maxBytes: 134_217_728, ttlSeconds: {}, staleSeconds: 60, finalTtlSeconds: 86_400 });
   });
 
   it('fills in redis defaults', () => {

@@ -26,6 +26,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   cache: ['http', 'redis', 'upstream'],
   observability: ['cache', 'http', 'upstream'],
   routes: ['cache', 'http', 'rpc'],
+  // Chain heads, finality depths, what an answer is about: pure but for the head poll.
+  finality: ['cache', 'rpc', 'upstream'],
   // Checks route names and chain ids against routes/, so above it; the folders below read only
   // the parts of the configuration they need, in types of their own.
   config: ['auth', 'routes'],
@@ -35,7 +37,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   quota: ['config', 'observability', 'redis', 'store'],
   keys: ['auth', 'config', 'store'],
   // The pipeline, in the contract's order.
-  request: ['auth', 'cache', 'config', 'http', 'keys', 'observability', 'quota', 'routes', 'rpc', 'upstream', 'usage'],
+  request: ['auth', 'cache', 'config', 'finality', 'http', 'keys', 'observability', 'quota', 'routes', 'rpc', 'upstream', 'usage'],
   // The admin API, on its own listener.
   admin: ['config', 'http', 'keys', 'quota', 'request', 'store'],
   // Composition: what lives as long as the process, state, the listeners.
@@ -44,6 +46,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'auth',
     'cache',
     'config',
+    'finality',
     'http',
     'keys',
     'observability',
