@@ -31,8 +31,10 @@ export interface CacheEntry {
   staleUntil: number;
   /** About data below its chain's finality line: kept for cache.finalTtlSeconds, not the route's TTL. */
   final: boolean;
-  /** Where the body's `confirmations` sit, rewritten from the chain's head on every answer (final entries only). */
+  /** Where the body's `confirmations` sit, rewritten from the chain's head on every answer. */
   confirmations: ConfirmationMarks | undefined;
+  /** Shows the chain's tip (Lifetime.tip): past freshUntil it is served only while the upstream fails. */
+  tip: boolean;
   /**
    * `body` holds the answer deflated (raw DEFLATE, RFC 1951): a final entry in the in-process
    * tier once it is half full (response-cache.ts). Read it with entryBody(); headerLines keep the
@@ -59,13 +61,20 @@ export function packed(entry: CacheEntry): CacheEntry {
   return body.length <= entry.body.length * 0.75 ? { ...entry, body, deflated: true, corsLines: undefined, corsFor: undefined } : entry;
 }
 
-/** How long one answer is kept, when it is not its route's TTL: a final answer (finality/classify.ts). */
+/**
+ * What an answer's arrival decides about its entry (finality/lifetime.ts): whether it is final
+ * (kept `ttlSeconds`, not its route's TTL), where its confirmations sit, and whether it shows the
+ * chain's tip.
+ */
 export interface Lifetime {
+  final: boolean;
+  /** How long a final answer is kept (cache.finalTtlSeconds); a moving one keeps its route's TTL. */
   ttlSeconds: number;
   confirmations: ConfirmationMarks | undefined;
+  /** The answer is the tip itself (eth_blockNumber, the newest blocks): never served stale while a refresh runs, only when the upstream fails. */
+  tip: boolean;
 }
 
-/** Decides an answer's lifetime once it has arrived (called on a miss, for a 200 answer the cache may keep); undefined: the route's TTL. */
 export type LifetimeOf = (answer: UpstreamAnswer, nowMs: number) => Lifetime | undefined;
 
 /** Fixed per-entry overhead counted against cache.maxBytes: key, headers, object and LRU node. */
@@ -117,8 +126,8 @@ export function isStorable(answer: UpstreamAnswer, ttlSeconds: number): boolean 
   return ttlSeconds > 0 && answer.status === 200 && !hasNoStore(answer.headers);
 }
 
-export function toEntry(answer: UpstreamAnswer, nowMs: number, ttlSeconds: number, staleSeconds: number, final?: Lifetime): CacheEntry {
-  const freshUntil = nowMs + (final?.ttlSeconds ?? ttlSeconds) * 1000;
+export function toEntry(answer: UpstreamAnswer, nowMs: number, ttlSeconds: number, staleSeconds: number, life?: Lifetime): CacheEntry {
+  const freshUntil = nowMs + (life?.final ? life.ttlSeconds : ttlSeconds) * 1000;
   return {
     status: answer.status,
     headers: answer.headers,
@@ -129,8 +138,9 @@ export function toEntry(answer: UpstreamAnswer, nowMs: number, ttlSeconds: numbe
     storedAt: nowMs,
     freshUntil,
     staleUntil: freshUntil + staleSeconds * 1000,
-    final: final !== undefined,
-    confirmations: final?.confirmations,
+    final: life?.final ?? false,
+    confirmations: life?.confirmations,
+    tip: life?.tip ?? false,
     deflated: false,
   };
 }

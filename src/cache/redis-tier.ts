@@ -23,6 +23,7 @@ interface Meta {
   staleUntil: number;
   final?: boolean;
   confirmations?: CacheEntry['confirmations'];
+  tip?: boolean;
 }
 
 /** [format byte][u32 meta length][meta JSON][body, raw or deflated] */
@@ -61,6 +62,7 @@ export async function decodeEntry(buf: Buffer): Promise<CacheEntry | undefined> 
     // Written by an older gateway: a plain entry.
     final: meta.final === true,
     confirmations: wellFormed(meta.confirmations, body.length) ? meta.confirmations : undefined,
+    tip: meta.tip === true,
     deflated: false,
   };
 }

@@ -106,12 +106,14 @@ export class ResponseCache {
       this.counters.hits++;
       return { entry: held, outcome: 'HIT' };
     }
-    if (held && now < held.staleUntil) {
+    if (held && now < held.staleUntil && !held.tip) {
       this.counters.stale++;
       this.refreshInBackground(key, ttlSeconds, fetch, now, lifetime);
       return { entry: held, outcome: 'STALE' };
     }
-    const { promise, joined } = this.inflight.run(key, () => this.fill(key, ttlSeconds, fetch, lifetime));
+    // The tip past its freshness: asked again now, and served stale only if that fails.
+    const fallback = held && now < held.staleUntil ? held : undefined;
+    const { promise, joined } = this.inflight.run(key, () => this.fill(key, ttlSeconds, fetch, lifetime, fallback));
     if (joined) this.counters.coalesced++;
     else this.counters.misses++;
     return promise;
@@ -156,6 +158,7 @@ export class ResponseCache {
     ttlSeconds: number,
     fetch: () => Promise<UpstreamAnswer>,
     lifetime: LifetimeOf | undefined,
+    fallback?: CacheEntry,
   ): Promise<Fill> {
     const shared = ttlSeconds > 0 ? await this.options.shared?.get(key) : undefined;
     if (shared && this.options.now() < shared.freshUntil) {
@@ -167,16 +170,18 @@ export class ResponseCache {
       answer = await fetch();
     } catch (err) {
       // stale-if-error: an entry from the shared tier still inside its stale window will do.
-      if (shared && this.options.now() < shared.staleUntil) return { entry: shared, outcome: 'STALE', fresh: false };
+      const now = this.options.now();
+      if (shared && now < shared.staleUntil) return { entry: shared, outcome: 'STALE', fresh: false };
+      if (fallback && now < fallback.staleUntil) return { entry: fallback, outcome: 'STALE', fresh: false };
       throw err;
     }
     const now = this.options.now();
     const storable = isStorable(answer, ttlSeconds);
     // Judged afresh on every fill: an entry stored near the finality line is never promoted, it
     // expires with its route's TTL and the next fill may find it final.
-    const final = storable && lifetime !== undefined ? lifetime(answer, now) : undefined;
-    const entry = toEntry(answer, now, ttlSeconds, this.options.staleSeconds, final);
-    if (final) this.counters.finalStores++;
+    const life = storable && lifetime !== undefined ? lifetime(answer, now) : undefined;
+    const entry = toEntry(answer, now, ttlSeconds, this.options.staleSeconds, life);
+    if (entry.final) this.counters.finalStores++;
     if (storable) {
       this.keep(key, entry);
       this.options.shared?.set(key, entry, now);

@@ -31,6 +31,8 @@ export interface Verdict {
   block: number | undefined;
   /** The highest head the answer shows; undefined when it shows none. */
   head: number | undefined;
+  /** The answer is the tip itself: eth_blockNumber, the newest blocks, the `latest` block. */
+  tip: boolean;
   /**
    * The block each `confirmations` field of the answer counts from, in the order they appear in
    * its text (cache/confirmations.ts finds them there); undefined when one cannot be told.
@@ -38,7 +40,7 @@ export interface Verdict {
   confirmations: number[] | undefined;
 }
 
-const NONE: Verdict = { block: undefined, head: undefined, confirmations: [] };
+const NONE: Verdict = { block: undefined, head: undefined, tip: false, confirmations: [] };
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -220,7 +222,8 @@ export function judge(asked: Asked, body: Buffer): Verdict {
     const parsed = parse(`{${body.toString('utf8')}}`);
     if (!isObject(parsed) || !('result' in parsed) || parsed.result === null) return NONE;
     const result = parsed.result;
-    return { block: judgeCall(asked.method, asked.params, result), head: callHead(asked.method, asked.params, result), confirmations: [] };
+    const head = callHead(asked.method, asked.params, result);
+    return { block: judgeCall(asked.method, asked.params, result), head, tip: head !== undefined, confirmations: [] };
   }
   const parsed = parse(body.toString('utf8'));
   if (!isObject(parsed) && !Array.isArray(parsed)) return NONE;
@@ -234,9 +237,11 @@ export function judge(asked: Asked, body: Buffer): Verdict {
   let block = legacy ? judgeLegacy(asked.route, query, object) : judgeV2(asked.route, path.split('/').slice(3), query, object);
   // A pending item (confirmations 0, or none with a block) anywhere in the answer: not final.
   if (walked.broken) block = undefined;
+  const tip = pathHead(asked.route, isObject(parsed) ? parsed : { items: parsed });
   return {
     block,
-    head: max(walked.head, pathHead(asked.route, isObject(parsed) ? parsed : { items: parsed })),
+    head: max(walked.head, tip),
+    tip: tip !== undefined,
     confirmations: walked.broken ? undefined : walked.blocks,
   };
 }

@@ -130,7 +130,8 @@ export function sendEntry(
   writeQuotaValues(lines, at + 6, ctx, entry.status);
   let body = entryBody(entry);
   if (entry.confirmations !== undefined) {
-    if (head !== undefined) body = withConfirmations(body, entry.confirmations, head);
+    // A MISS is the explorer's own answer of this moment: passed on as it is.
+    if (head !== undefined && outcome !== 'MISS') body = withConfirmations(body, entry.confirmations, head);
     // Content-Length's value comes just before the per-answer headers in the entry's own lines,
     // and CORS lines are inserted after it (withCors): the same place in both lists.
     lines[entry.headerLines.length - 2 * PER_ANSWER_HEADERS.length - 1] = decimal(body.length);

@@ -83,7 +83,7 @@ describe('judge: which block an answer is about', () => {
   it('a transaction by its block, with the head its confirmations imply; a pending one is never final', () => {
     const asked = v2('transactions/{transaction_hash_param}', '/api/v2/transactions/0xab');
     const mined = judge(asked, json({ hash: '0xab', block_number: 90, confirmations: 11 }));
-    expect(mined).toEqual({ block: 90, head: 100, confirmations: [90] });
+    expect(mined).toEqual({ block: 90, head: 100, tip: false, confirmations: [90] });
     const pending = judge(asked, json({ hash: '0xab', block_number: null, confirmations: 0 }));
     expect(pending.block).toBeUndefined();
   });
@@ -126,7 +126,7 @@ describe('judge: which block an answer is about', () => {
       v2('legacy.transaction.gettxinfo', '/api?module=transaction&action=gettxinfo&txhash=0xab'),
       ok({ blockNumber: '60', confirmations: '41' }),
     );
-    expect(info).toEqual({ block: 60, head: 100, confirmations: [60] });
+    expect(info).toEqual({ block: 60, head: 100, tip: false, confirmations: [60] });
     expect(
       judge(
         v2('legacy.block.eth_block_number', '/api?module=block&action=eth_block_number'),
@@ -167,7 +167,12 @@ describe('judge: which block an answer is about', () => {
   });
 
   it('leaves other routes alone, unparsed', () => {
-    expect(judge(v2('stats', '/api/v2/stats'), Buffer.from('not json'))).toEqual({ block: undefined, head: undefined, confirmations: [] });
+    expect(judge(v2('stats', '/api/v2/stats'), Buffer.from('not json'))).toEqual({
+      block: undefined,
+      head: undefined,
+      tip: false,
+      confirmations: [],
+    });
   });
 });
 
@@ -198,24 +203,39 @@ describe('lifetimeOf', () => {
     const life = lifetimeOf(head, 86_400, asked)!;
     const kept = life(tx(50, 51), T0); // implies head 100: line 90
     expect(head.number).toBe(100);
-    expect(kept?.ttlSeconds).toBe(86_400);
+    expect(kept).toMatchObject({ final: true, ttlSeconds: 86_400, tip: false });
     expect(kept?.confirmations?.block).toEqual([50]);
   });
 
   it('keeps the route TTL within the depth, with no head or a stale one, and when finality is off', () => {
     const head = new ChainHead('1', 10, 5);
     const life = lifetimeOf(head, 86_400, asked)!;
-    expect(life(tx(95, 6), T0)).toBeUndefined(); // head 100, line 90: 95 is within the depth
-    expect(life(tx(50, 51), T0 + staleAfterMs(5) + 1)).toBeDefined(); // the answer itself renewed the head
+    // Head 100, line 90: 95 is within the depth. Moving, but its confirmations are still marked.
+    const moving = life(tx(95, 6), T0);
+    expect(moving).toMatchObject({ final: false, tip: false });
+    expect(moving?.confirmations?.block).toEqual([95]);
+    expect(life(tx(50, 51), T0 + staleAfterMs(5) + 1)?.final).toBe(true); // the answer itself renewed the head
     const unknown = new ChainHead('1', 10, 5);
     const lone = lifetimeOf(unknown, 86_400, v2('blocks/{block_hash_or_number_param}', '/api/v2/blocks/5'))!;
     expect(lone(answer({ height: 5, type: 'block' }), T0)).toBeUndefined();
     unknown.observe(100, T0);
     expect(lone(answer({ height: 5, type: 'block' }), T0 + 30_001)).toBeUndefined(); // stale
-    expect(lone(answer({ height: 5, type: 'block' }), T0 + 1)).toBeDefined();
+    expect(lone(answer({ height: 5, type: 'block' }), T0 + 1)?.final).toBe(true);
     expect(
       lifetimeOf(unknown, 0, v2('blocks/{block_hash_or_number_param}', '/api/v2/blocks/5'))!(answer({ height: 5 }), T0 + 1),
     ).toBeUndefined();
+  });
+
+  it('marks the tip, which is never served stale while it is refreshed', () => {
+    const head = new ChainHead('1', 10, 5);
+    const tip = lifetimeOf(head, 86_400, v2('main-page/blocks', '/api/v2/main-page/blocks'))!;
+    expect(tip(answer([{ height: 120, type: 'block' }]), T0)).toEqual({
+      final: false,
+      ttlSeconds: 86_400,
+      confirmations: undefined,
+      tip: true,
+    });
+    expect(head.number).toBe(120);
   });
 
   it('is not made at all for routes whose answers are never judged', () => {
@@ -227,7 +247,7 @@ describe('final entries in the in-process tier', () => {
   // A 4 KB answer that deflates well, as explorer JSON does.
   const bodyOf = (i: number) =>
     json({ items: Array.from({ length: 40 }, (_, j) => ({ block_number: i, index: j, status: 'ok', result: 'success' })) });
-  const final: LifetimeOf = () => ({ ttlSeconds: 86_400, confirmations: undefined });
+  const final: LifetimeOf = () => ({ final: true, ttlSeconds: 86_400, confirmations: undefined, tip: false });
   const fetchOf = (i: number) => () => Promise.resolve({ status: 200, headers: {}, body: bodyOf(i), upstream: 'u', ms: 1 });
 
   it('are kept as they are while the tier is less than half full, deflated after, and served whole', async () => {
@@ -268,6 +288,30 @@ function baseEntry(): CacheEntry {
     staleUntil: T0 + 2,
     final: true,
     confirmations: undefined,
+    tip: false,
     deflated: false,
   };
 }
+
+describe('the tip past its freshness', () => {
+  const tip: LifetimeOf = () => ({ final: false, ttlSeconds: 86_400, confirmations: undefined, tip: true });
+  const ok = (n: number) => () => Promise.resolve({ status: 200, headers: {}, body: json({ n }), upstream: 'u', ms: 1 });
+
+  it('is asked for again at once, not served stale while a refresh runs; stale only when the upstream fails', async () => {
+    const clock = { now: T0 };
+    const cache = new ResponseCache({ maxBytes: 1 << 20, staleSeconds: 60, now: () => clock.now });
+    await cache.get('tip', 5, ok(1), tip);
+    clock.now += 6_000; // past the TTL, inside the stale window
+    const again = await cache.get('tip', 5, ok(2), tip);
+    expect(again.outcome).toBe('MISS');
+    expect(JSON.parse(again.entry.body.toString())).toEqual({ n: 2 });
+    clock.now += 6_000;
+    const failed = await cache.get('tip', 5, () => Promise.reject(new Error('upstream down')), tip);
+    expect(failed.outcome).toBe('STALE');
+    expect(JSON.parse(failed.entry.body.toString())).toEqual({ n: 2 });
+    // Any other entry is served stale while it is refreshed, as before.
+    await cache.get('other', 5, ok(3));
+    clock.now += 6_000;
+    expect((await cache.get('other', 5, ok(4))).outcome).toBe('STALE');
+  });
+});
