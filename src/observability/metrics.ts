@@ -172,6 +172,8 @@ export class Metrics {
     const registers = [this.registry];
     new Gauge({
       name: 'egw_chain_head_block',
+      // With several workers the primary merges each one's gauge: the highest head any has seen.
+      aggregator: 'max',
       help: 'The highest block the gateway has seen on each chain (in the answers it forwards, or by its own poll); absent until one is seen',
       labelNames: ['chain'],
       registers,
@@ -182,6 +184,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'egw_chain_head_age_seconds',
+      aggregator: 'min',
       help: "Seconds since the chain's head was last confirmed; past 3 poll intervals (30 s at least) answers are cached as if the head were unknown",
       labelNames: ['chain'],
       registers,

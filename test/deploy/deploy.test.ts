@@ -227,6 +227,14 @@ beforeAll(async () => {
   expect((await gateway.get(`/1${path}`)).status).toBe(200);
   expect((await gateway.get(`/2${path}`)).status).toBe(502);
   expect((await gateway.get(`/1${path}`, { key: 'test-key-broke' })).status).toBe(402);
+  // An answer that shows chain 1's head: the head gauges have a sample.
+  const blockNumber = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] };
+  const rpc = await gateway.get('/1/json-rpc', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(blockNumber),
+  });
+  expect(rpc.status).toBe(200);
   const metrics = await gateway.ops('/metrics');
   expect(metrics.status).toBe(200);
   exported = families(await metrics.text());

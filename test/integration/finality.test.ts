@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
-import { ADDRESS, DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
+import { ADDRESS, DEMO_KEY, makeConfig, refusedPort, startGateway, type TestGateway } from '../support/gateway.js';
 import { parsePrometheus, valueOf } from '../support/prometheus.js';
 import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 import { until } from '../support/wait.js';
@@ -187,6 +187,24 @@ describe('turned off, or without a head', () => {
       expect((await off.get(`/1/api/v2/blocks/${n}`)).headers.get('x-cache')).toBe('MISS');
     } finally {
       await off.close();
+    }
+  });
+
+  it('a poll that fails is counted, and the head stays unknown', async () => {
+    const gone = await startGateway(
+      makeConfig([`http://127.0.0.1:${await refusedPort()}`], {
+        chains: { '1': { name: 'E', upstreams: [`http://127.0.0.1:${await refusedPort()}`], timeoutMs: 1_000, head: { pollSeconds: 1 } } },
+      }),
+      { now: () => clock.now },
+    );
+    try {
+      await until(async () => {
+        const metrics = parsePrometheus(await (await gone.ops('/metrics')).text());
+        return valueOf(metrics, 'egw_head_polls_total', { chain: '1', outcome: 'error' }) >= 1;
+      }, 'a failed head poll to be counted');
+      expect(await readyHead(gone)).toEqual({ block: null, ageSeconds: null, finalityDepth: 64 });
+    } finally {
+      await gone.close();
     }
   });
 
