@@ -197,19 +197,35 @@ function parse(text: string): unknown {
   }
 }
 
-/** Whether an answer to this route may be about a final block or show the head: only those are parsed. */
+/** The v2 routes whose answers can be final or show the head (besides later pages of a list, told by their cursor). */
+const V2_JUDGED = new Set([
+  'blocks',
+  'main-page/blocks',
+  'main-page/transactions',
+  // An address's transactions (the contract's name for the route): their confirmations move.
+  'transactions',
+  'api/v2/transactions',
+  'blocks/{block_hash_or_number_param}',
+  'blocks/{block_hash_or_number_param}/transactions',
+  'blocks/{block_hash_or_number_param}/internal-transactions',
+  'blocks/{block_hash_or_number_param}/withdrawals',
+  'transactions/{transaction_hash_param}',
+  'transactions/{transaction_hash_param}/logs',
+  'transactions/{transaction_hash_param}/token-transfers',
+  'transactions/{transaction_hash_param}/internal-transactions',
+]);
+const LEGACY_JUDGED =
+  /^legacy\.(block\.(getblockreward|eth_block_number)|account\.(txlist|txlistinternal|tokentx|tokennfttx|token1155tx|token404tx)|logs\.getLogs|transaction\.gettxinfo)$/;
+
+/** Larger answers are not parsed (a raw trace, a huge log range): they keep their route's TTL. */
+export const MAX_JUDGED_BYTES = 1024 * 1024;
+
+/** Whether an answer to this request may be about a final block or show the head: only those are parsed. */
 export function mayJudge(asked: Asked): boolean {
   if (asked.kind === 'call') return true;
   const r = asked.route;
-  return (
-    r.startsWith('blocks') ||
-    r.startsWith('transactions') ||
-    r === 'main-page/blocks' ||
-    r === 'main-page/transactions' ||
-    r === 'api/v2/transactions' ||
-    r.startsWith('legacy.') ||
-    asked.upstreamPath.includes('block_number=')
-  );
+  if (r.startsWith('legacy.')) return LEGACY_JUDGED.test(r);
+  return V2_JUDGED.has(r) || /[?&]block_number=/.test(asked.upstreamPath);
 }
 
 /**
@@ -217,7 +233,7 @@ export function mayJudge(asked: Asked): boolean {
  * (`"result":...`, request/forward.ts forwardCall).
  */
 export function judge(asked: Asked, body: Buffer): Verdict {
-  if (!mayJudge(asked)) return NONE;
+  if (!mayJudge(asked) || body.length > MAX_JUDGED_BYTES) return NONE;
   if (asked.kind === 'call') {
     const parsed = parse(`{${body.toString('utf8')}}`);
     if (!isObject(parsed) || !('result' in parsed) || parsed.result === null) return NONE;

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { findConfirmations, withConfirmations } from '../../src/cache/confirmations.js';
 import { entryBody, packed, type CacheEntry, type LifetimeOf } from '../../src/cache/policy.js';
 import { ResponseCache } from '../../src/cache/response-cache.js';
-import { judge, type Asked } from '../../src/finality/classify.js';
+import { judge, mayJudge, MAX_JUDGED_BYTES, type Asked } from '../../src/finality/classify.js';
 import { DEFAULT_FINALITY_DEPTH, finalityDepth } from '../../src/finality/depth.js';
 import { ChainHead, staleAfterMs } from '../../src/finality/head.js';
 import { lifetimeOf } from '../../src/finality/lifetime.js';
@@ -313,5 +313,16 @@ describe('the tip past its freshness', () => {
     await cache.get('other', 5, ok(3));
     clock.now += 6_000;
     expect((await cache.get('other', 5, ok(4))).outcome).toBe('STALE');
+  });
+});
+
+describe('what is parsed', () => {
+  it('only the routes that can be final or show the head, and never a body over 1 MiB', () => {
+    const big = Buffer.from(JSON.stringify({ height: 5, type: 'block', pad: 'x'.repeat(MAX_JUDGED_BYTES) }));
+    expect(judge(v2('blocks/{block_hash_or_number_param}', '/api/v2/blocks/5'), big).block).toBeUndefined();
+    expect(mayJudge(v2('transactions/{transaction_hash_param}/raw-trace', '/api/v2/transactions/0xab/raw-trace'))).toBe(false);
+    expect(mayJudge(v2('legacy.stats.ethprice', '/api?module=stats&action=ethprice'))).toBe(false);
+    expect(mayJudge(v2('transactions', '/api/v2/addresses/0x01/transactions'))).toBe(true);
+    expect(mayJudge(v2('tokens/{address_hash_param}/transfers', '/api/v2/tokens/0x01/transfers?block_number=5&index=1'))).toBe(true);
   });
 });
