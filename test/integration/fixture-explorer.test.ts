@@ -8,22 +8,9 @@ import addFormats from 'ajv-formats';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
 import { transactionsFor, tokenBalancesFor, tokenHoldersFor, ZERO_ADDRESS, HOLDABLE_TOKENS } from '../../fixture/data.js';
 import { until } from '../support/wait.js';
+import { toJsonSchema } from '../support/json-schema.js';
 
 // ---- schemas: OpenAPI 3.0 -> JSON Schema for ajv.
-/** `nullable: true` becomes anyOf [schema, null]: the spec puts it next to allOf/oneOf without a
- *  `type` and next to enums that do not list null, where `type: [t, "null"]` would not work. */
-function toJsonSchema(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(toJsonSchema);
-  if (node === null || typeof node !== 'object') return node;
-  const out: Record<string, unknown> = {};
-  let nullable = false;
-  for (const [key, value] of Object.entries(node)) {
-    if (key === 'nullable' && typeof value === 'boolean')
-      nullable = value; // not a property named "nullable"
-    else out[key] = toJsonSchema(value);
-  }
-  return nullable ? { anyOf: [out, { type: 'null' }] } : out;
-}
 interface Spec {
   components: { schemas: Record<string, unknown> };
   paths: Record<string, { get: { responses: Record<string, { content: Record<string, { schema: unknown }> }> } }>;

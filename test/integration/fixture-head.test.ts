@@ -11,19 +11,9 @@ import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explor
 import { HEAD_BLOCK, transactionsFor } from '../../fixture/data.js';
 import * as chain from '../../fixture/chain.js';
 import { until } from '../support/wait.js';
+import { toJsonSchema } from '../support/json-schema.js';
 
-// ---- the document's 200 schemas (OpenAPI `nullable` as anyOf [schema, null], as fixture-surface.test.ts does)
-function toJsonSchema(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(toJsonSchema);
-  if (node === null || typeof node !== 'object') return node;
-  const out: Record<string, unknown> = {};
-  let nullable = false;
-  for (const [key, value] of Object.entries(node)) {
-    if (key === 'nullable' && typeof value === 'boolean') nullable = value;
-    else out[key] = toJsonSchema(value);
-  }
-  return nullable ? { anyOf: [out, { type: 'null' }] } : out;
-}
+// ---- the document's 200 schemas (test/support/json-schema.ts)
 interface Spec {
   components: { schemas: Record<string, unknown> };
   paths: Record<string, { get: { responses: Record<string, { content?: Record<string, { schema: unknown }> }> } }>;

@@ -9,6 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
+import { toJsonSchema } from '../support/json-schema.js';
 
 // ---- documents -> ajv (OpenAPI `nullable` becomes anyOf [schema, null], as fixture-explorer.test.ts does)
 type Schema = Record<string, unknown>;
@@ -19,17 +20,6 @@ interface Operation {
 interface Doc {
   paths: Record<string, Record<string, Operation>>;
   components: { schemas: Record<string, Schema>; parameters?: Record<string, Schema> };
-}
-function toJsonSchema(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(toJsonSchema);
-  if (node === null || typeof node !== 'object') return node;
-  const out: Record<string, unknown> = {};
-  let nullable = false;
-  for (const [key, value] of Object.entries(node)) {
-    if (key === 'nullable' && typeof value === 'boolean') nullable = value;
-    else out[key] = toJsonSchema(value);
-  }
-  return nullable ? { anyOf: [out, { type: 'null' }] } : out;
 }
 const pro = JSON.parse(readFileSync(new URL('../../spec/pro-api-0.5.0.json', import.meta.url), 'utf8')) as Doc;
 const rpc = parseYaml(readFileSync(new URL('../../spec/blockscout-rpc-api-1.0.0.yaml', import.meta.url), 'utf8')) as Doc;
