@@ -106,7 +106,9 @@ export class ResponseCache {
       this.counters.hits++;
       return { entry: held, outcome: 'HIT' };
     }
-    if (held && now < held.staleUntil && !held.tip) {
+    // The tip is served stale only while its upstream fails (a failed fill left it in retryAt):
+    // then, as any entry, at once, with one refresh after the pause.
+    if (held && now < held.staleUntil && (!held.tip || this.retryAt.has(key))) {
       this.counters.stale++;
       this.refreshInBackground(key, ttlSeconds, fetch, now, lifetime);
       return { entry: held, outcome: 'STALE' };
@@ -133,10 +135,15 @@ export class ResponseCache {
     // after a pause.
     const pause = () => {
       this.counters.refreshFailures++;
-      this.retryAt.set(key, this.options.now() + REFRESH_RETRY_MS);
-      if (this.retryAt.size > 10_000) this.retryAt.clear();
+      this.pause(key);
     };
     promise.then((fill) => (fill.fresh ? this.retryAt.delete(key) : pause()), pause);
+  }
+
+  /** The upstream failed a refresh of `key`: not asked again for it before REFRESH_RETRY_MS. */
+  private pause(key: string): void {
+    this.retryAt.set(key, this.options.now() + REFRESH_RETRY_MS);
+    if (this.retryAt.size > 10_000) this.retryAt.clear();
   }
 
   /**
@@ -172,7 +179,10 @@ export class ResponseCache {
       // stale-if-error: an entry from the shared tier still inside its stale window will do.
       const now = this.options.now();
       if (shared && now < shared.staleUntil) return { entry: shared, outcome: 'STALE', fresh: false };
-      if (fallback && now < fallback.staleUntil) return { entry: fallback, outcome: 'STALE', fresh: false };
+      if (fallback && now < fallback.staleUntil) {
+        this.pause(key);
+        return { entry: fallback, outcome: 'STALE', fresh: false };
+      }
       throw err;
     }
     const now = this.options.now();
@@ -185,6 +195,7 @@ export class ResponseCache {
     if (storable) {
       this.keep(key, entry);
       this.options.shared?.set(key, entry, now);
+      this.retryAt.delete(key);
     }
     return { entry, outcome: 'MISS', fresh: storable, fetched: { upstream: answer.upstream, ms: answer.ms } };
   }

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { findConfirmations, withConfirmations } from '../../src/cache/confirmations.js';
 import { entryBody, packed, type CacheEntry, type LifetimeOf } from '../../src/cache/policy.js';
-import { ResponseCache } from '../../src/cache/response-cache.js';
+import { REFRESH_RETRY_MS, ResponseCache } from '../../src/cache/response-cache.js';
 import { judge, mayJudge, MAX_JUDGED_BYTES, type Asked } from '../../src/finality/classify.js';
 import { DEFAULT_FINALITY_DEPTH, finalityDepth } from '../../src/finality/depth.js';
 import { ChainHead, staleAfterMs } from '../../src/finality/head.js';
@@ -309,6 +309,26 @@ describe('the tip past its freshness', () => {
     const failed = await cache.get('tip', 5, () => Promise.reject(new Error('upstream down')), tip);
     expect(failed.outcome).toBe('STALE');
     expect(JSON.parse(failed.entry.body.toString())).toEqual({ n: 2 });
+    // While the upstream keeps failing, the tip is served stale at once, asked for again only after a pause.
+    let asked = 0;
+    const down = () => {
+      asked++;
+      return Promise.reject(new Error('upstream down'));
+    };
+    expect((await cache.get('tip', 5, down, tip)).outcome).toBe('STALE');
+    expect(asked).toBe(0);
+    await cache.idle();
+    clock.now += REFRESH_RETRY_MS;
+    expect((await cache.get('tip', 5, down, tip)).outcome).toBe('STALE');
+    await cache.idle();
+    expect(asked).toBe(1);
+    // Back: the pause over, one refresh brings it fresh, and the next expiry is asked for at once again.
+    clock.now += REFRESH_RETRY_MS;
+    expect((await cache.get('tip', 5, ok(5), tip)).outcome).toBe('STALE');
+    await cache.idle();
+    expect(JSON.parse((await cache.get('tip', 5, ok(6), tip)).entry.body.toString())).toEqual({ n: 5 });
+    clock.now += 6_000;
+    expect((await cache.get('tip', 5, ok(7), tip)).outcome).toBe('MISS');
     // Any other entry is served stale while it is refreshed, as before.
     await cache.get('other', 5, ok(3));
     clock.now += 6_000;
