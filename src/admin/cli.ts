@@ -14,6 +14,7 @@ export const ADMIN_USAGE = `Admin commands (a running gateway's admin API; token
   explorer-gateway keys credits ID AMOUNT
   explorer-gateway keys roll ID [--grace SECONDS]
   explorer-gateway keys revoke ID
+  explorer-gateway keys verify [KEY]            (KEY read from stdin if not given, as hash-key does)
   explorer-gateway usage [--from DATE] [--to DATE] [--key ID] [--owner OWNER] [--chain ID] [--route NAME] [--format json|csv]
 Where the admin API is: --admin-url URL, else EGW_ADMIN_URL, else the admin address of --config FILE.
 `;
@@ -131,9 +132,17 @@ function callFor(command: string, positionals: string[], v: Values): Call {
       return call('rollKey', need(id, 'ID'), undefined, v.grace === undefined ? {} : { graceSeconds: integer(v.grace, '--grace') });
     case 'revoke':
       return call('revokeKey', need(id, 'ID'));
+    case 'verify':
+      return call('verifyKey', undefined, undefined, { key: need(id, 'KEY') });
     default:
       throw new CliError(`unknown keys command: ${sub ?? '(none)'}\n\n${ADMIN_USAGE}`, 2);
   }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Runs `keys ...` or `usage ...`; resolves with what to print. */
@@ -143,6 +152,10 @@ export async function runAdminCommand(command: 'keys' | 'usage', argv: string[],
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
     throw new CliError(`${(err as Error).message}\n\n${ADMIN_USAGE}`, 2);
+  }
+  // `keys verify` without KEY (or with -): the secret from standard input, out of the process list and shell history.
+  if (command === 'keys' && parsed.positionals[0] === 'verify' && (parsed.positionals[1] ?? '-') === '-') {
+    parsed.positionals[1] = (await readStdin()).trim();
   }
   const call = callFor(command, parsed.positionals, parsed.values);
   const { url, token } = adminBase(parsed.values, env);

@@ -29,7 +29,7 @@ const SHARED: readonly [z.ZodType, string][] = [
 const pascal = (op: string) => op[0]!.toUpperCase() + op.slice(1);
 
 /** `/keys/:id` as OpenAPI writes it, under the prefix: `/admin/v1/keys/{id}`. */
-export const openApiPath = (path: string) => ADMIN_PREFIX + path.replace(/:(\w+)/g, '{$1}');
+export const openApiPath = (path: string) => ADMIN_PREFIX + path.replace(/\/:(\w+)/g, '/{$1}');
 
 /** The JSON Schema of `schema` without what a schema inside an OpenAPI document does not carry. */
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
@@ -77,7 +77,7 @@ function refusals(spec: AdminCallSpec): Map<number, AdminErrorCode[]> {
 const HEADERS: Readonly<Record<number, readonly string[]>> = { 401: ['WWW-Authenticate'], 429: ['Retry-After'], 503: ['Retry-After'] };
 
 function operation(op: AdminOperation, spec: AdminCallSpec, answerId: string, bodyId: string | undefined): Json {
-  const pathNames = [...spec.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
+  const pathNames = [...spec.path.matchAll(/\/:(\w+)/g)].map((m) => m[1]!);
   const pathParams = parameters(spec.params, 'path');
   const declared = pathParams.map((p) => String(p.name));
   if (pathNames.join() !== declared.join()) {

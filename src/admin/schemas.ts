@@ -47,6 +47,18 @@ export const creditsBody = z.strictObject({
     .max(1e15, { error: 'expected at most 10^15' }),
 });
 
+/** A key's secret to check (POST /keys:verify): as a client sends it. */
+export const verifyKeyBody = z.strictObject({
+  key: z
+    .string({ error: 'expected a string' })
+    .min(1, { error: 'expected a non-empty key' })
+    .max(1024, { error: 'expected at most 1024 characters' }),
+});
+
+/** What a key would get from the gateway now, and why (Unkey's verifyKey codes where they match). */
+export const VERIFY_CODES = ['VALID', 'NOT_FOUND', 'UNVERIFIED', 'DISABLED', 'EXPIRED', 'USAGE_EXCEEDED'] as const;
+export type VerifyCode = (typeof VERIFY_CODES)[number];
+
 /** A grace of at most 30 days: a leaked secret must not keep working for long. */
 export const rollBody = z.strictObject({
   graceSeconds: z
@@ -133,6 +145,15 @@ export const keyWithCreditsAnswer = keyAnswer.extend({
     })
     .nullable()
     .meta({ description: "this period's balance; null when the key's plan is not configured" }),
+});
+
+export const verifyKeyAnswer = z.strictObject({
+  valid: z.boolean().meta({ description: 'true: the key would be served now (code VALID)' }),
+  code: z.enum(VERIFY_CODES).meta({
+    description:
+      'NOT_FOUND: unknown, revoked, or rolled past its grace (401 at the gateway); UNVERIFIED, DISABLED, EXPIRED: 403; USAGE_EXCEEDED: no credits left (402); VALID otherwise',
+  }),
+  key: keyWithCreditsAnswer.nullable().meta({ description: 'the key and its balance; null when NOT_FOUND' }),
 });
 
 export const creditsAnswer = z.strictObject({ id: z.string(), added: z.number(), topup: z.number(), remaining: z.number() });

@@ -12,7 +12,7 @@ import { utcDay } from '../store/day.js';
 import type { AuditEntry, KeyRecord, UsageRow } from '../store/types.js';
 import type { AdminDeps } from './context.js';
 import { AdminError } from './errors.js';
-import type { AuditInput, CreateKeyInput, ListKeysInput, UpdateKeyInput, UsageInput } from './schemas.js';
+import type { AuditInput, CreateKeyInput, ListKeysInput, UpdateKeyInput, UsageInput, VerifyCode } from './schemas.js';
 import { parseDay, parseInstant } from './validate.js';
 
 /** How often an audit entry that follows a top-up is tried. */
@@ -271,6 +271,29 @@ export class AdminService {
       resetsAt: iso(periodWindow(plan.period, now).endMs),
     };
     return { ...view, credits };
+  }
+
+  /**
+   * What the gateway would do with `secret` now (POST /keys:verify): the same key ring and checks
+   * as the key step of request/pipeline.ts, in its order, and the balance, without billing,
+   * counting or blocking anything.
+   */
+  async verifyKey(secret: string): Promise<{ valid: boolean; code: VerifyCode; key: KeyView | null }> {
+    const now = this.deps.now();
+    const key = this.ring.find(secret, now);
+    if (!key) return { valid: false, code: 'NOT_FOUND', key: null };
+    const view = await this.showKey(key.id);
+    const code: VerifyCode =
+      key.status === 'unverified'
+        ? 'UNVERIFIED'
+        : key.status === 'disabled'
+          ? 'DISABLED'
+          : key.expiresAt !== undefined && now >= key.expiresAt
+            ? 'EXPIRED'
+            : ((view.credits as { remaining: number } | null)?.remaining ?? 1) <= 0
+              ? 'USAGE_EXCEEDED'
+              : 'VALID';
+    return { valid: code === 'VALID', code, key: view };
   }
 
   async listAudit(q: AuditInput): Promise<Record<string, unknown>[]> {

@@ -20,6 +20,8 @@ import {
   openApiAnswer,
   plansAnswer,
   revokedAnswer,
+  verifyKeyAnswer,
+  verifyKeyBody,
   rollBody,
   rolledKeyAnswer,
   updateKeyBody,
@@ -137,6 +139,17 @@ export const ADMIN_ROUTES = {
     answer: { status: 200, schema: revokedAnswer, description: 'The key is revoked' },
     refusals: ['NO_SUCH_KEY', 'CONFIGURED_KEY'],
   },
+  verifyKey: {
+    method: 'POST',
+    path: '/keys:verify',
+    summary: "Check a key's secret, without spending",
+    description:
+      "What the gateway would do with this secret now, for an operator's other services (a dashboard, a billing system): the key, its plan, status and balance, and a code. Nothing is billed or counted, and a wrong secret here blocks no address.",
+    tag: 'keys',
+    body: verifyKeyBody,
+    answer: { status: 200, schema: verifyKeyAnswer, description: 'The verdict, for a known secret or not' },
+    refusals: ['INVALID_BODY'],
+  },
   listAudit: {
     method: 'GET',
     path: '/audit',
@@ -191,5 +204,7 @@ export function adminPath(op: AdminOperation, id?: string, query?: URLSearchPara
 
 /** A call's method and url, as fastify's route() takes them. */
 export function at(op: AdminOperation): { method: (typeof ADMIN_ROUTES)[AdminOperation]['method']; url: string } {
-  return { method: ADMIN_ROUTES[op].method, url: ADMIN_ROUTES[op].path };
+  // A colon inside a segment (`/keys:verify`, as Google's API design writes custom methods) is
+  // literal: find-my-way reads `::` as one.
+  return { method: ADMIN_ROUTES[op].method, url: ADMIN_ROUTES[op].path.replace(/([^/]):/g, '$1::') };
 }

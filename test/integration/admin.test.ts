@@ -195,6 +195,41 @@ describe.each(['sqlite', 'redis', 'postgres'] as const)('the admin API (%s store
     expect(usage.body.items.map((r) => r.requests)).toEqual([1]);
   });
 
+  it('verifies a secret without spending or counting: the key, its balance and a code for each case', async () => {
+    type Verdict = { valid: boolean; code: string; key: KeyView | null };
+    const verify = (key: unknown) => admin.post<Verdict>('/keys:verify', { key });
+    const k = await create({ name: 'verified', plan: 'small' });
+    expect((await use(k.key)).status).toBe(200);
+    const first = await verify(k.key);
+    expect(first).toMatchObject({ status: 200, body: { valid: true, code: 'VALID', key: { id: k.id, name: 'verified', plan: 'small' } } });
+    const remaining = first.body.key!.credits!.remaining;
+    expect(remaining).toBe(100 - 20);
+    // Nothing spent, nothing counted: the balance and the usage rows are the request's alone.
+    expect((await verify(k.key)).body.key!.credits!.remaining).toBe(remaining);
+    expect((await admin.get<KeyView>(`/keys/${k.id}`)).body.credits!.remaining).toBe(remaining);
+    const usage = await admin.get<{ items: { requests: number }[] }>(`/usage?key=${k.id}`);
+    expect(usage.body.items.map((r) => r.requests)).toEqual([1]);
+    // A configured key, an unknown secret, a disabled key, an empty balance.
+    expect((await verify(DEMO_KEY)).body.key).toMatchObject({ name: 'yaml-key', source: 'config' });
+    expect((await verify('egw_not-a-key')).body).toEqual({ valid: false, code: 'NOT_FOUND', key: null });
+    expect((await admin.patch(`/keys/${k.id}`, { status: 'disabled' })).status).toBe(200);
+    expect((await verify(k.key)).body).toMatchObject({ valid: false, code: 'DISABLED', key: { id: k.id } });
+    expect((await use(k.key)).status).toBe(403);
+    const spent = await create({ name: 'spent', plan: 'small' });
+    for (let i = 0; i < 5; i++) {
+      clock.now += 1_000;
+      expect((await use(spent.key)).status).toBe(200);
+    }
+    expect((await verify(spent.key)).body).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED', key: { credits: { remaining: 0 } } });
+    clock.now += 1_000;
+    expect((await use(spent.key)).status).toBe(402);
+    // A revoked key is as unknown as a wrong secret; a body without a key is refused.
+    await admin.delete(`/keys/${spent.id}`);
+    expect((await verify(spent.key)).body.code).toBe('NOT_FOUND');
+    expect((await verify(42)).status).toBe(422);
+    expect((await admin.post('/keys:verify', {})).status).toBe(422);
+  });
+
   it('records usage exactly: requests, credits billed after refunds, cache hits, refusals, errors', async () => {
     const k = await create({ name: 'billed', plan: 'small' });
     // An address of its own: an entry no earlier test filled.

@@ -133,7 +133,8 @@ describe('GET /admin/v1/openapi.json', () => {
     const app = buildAdminServer(ADMIN_TOKEN, {} as AdminDeps);
     const served: string[] = [];
     app.addHook('onRoute', (r) => {
-      for (const m of [r.method].flat()) served.push(`${m} ${r.url}`);
+      // find-my-way's `::` is a literal colon (`/keys:verify`).
+      for (const m of [r.method].flat()) served.push(`${m} ${r.url.replaceAll('::', ':')}`);
     });
     await app.ready();
     await app.close();
@@ -239,6 +240,9 @@ describe('GET /admin/v1/openapi.json', () => {
     expect((usage.body as { items: unknown[] }).items.length).toBeGreaterThan(0);
     expect((await call('usage', undefined, undefined, '?from=2026-13-01')).status).toBe(400);
     expect((await call('plans', undefined)).status).toBe(200);
+    expect((await call('verifyKey', undefined, { key })).body).toMatchObject({ valid: false, code: 'DISABLED', key: { id } });
+    expect((await call('verifyKey', undefined, { key: 'egw_nope' })).body).toEqual({ valid: false, code: 'NOT_FOUND', key: null });
+    expect((await call('verifyKey', undefined, {}, '', false)).status).toBe(422);
     expect((await call('revokeKey', id)).status).toBe(200);
     expect((await call('openapi', undefined)).status).toBe(200);
     // A call added to the API gets a real call here too.

@@ -1,4 +1,5 @@
-// /admin/v1/keys: keys created, listed, shown, changed, topped up, rolled and revoked at run time.
+// /admin/v1/keys: keys created, listed, shown, changed, topped up, rolled and revoked at run time,
+// and a secret verified (keys:verify).
 // Configured (YAML) keys are listed and shown, but read-only here: the file is their source. Each
 // call parses with its schemas in the table (surface.ts) and answers with its status there.
 import type { FastifyInstance } from 'fastify';
@@ -50,6 +51,11 @@ export function registerKeyRoutes(api: FastifyInstance, service: AdminService, s
       const { view, secret, previousValidUntil } = await service.rollKey(id, graceSeconds);
       return send(reply, R.rollKey.answer.status, { ...view, key: secret, previousValidUntil });
     },
+  });
+  api.route({
+    ...at('verifyKey'),
+    handler: async (request, reply) =>
+      send(reply, R.verifyKey.answer.status, await service.verifyKey(parseBody(R.verifyKey.body, request.body).key)),
   });
   api.route<WithId>({
     ...at('revokeKey'),
