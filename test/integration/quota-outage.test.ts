@@ -3,7 +3,8 @@
 // most the command timeout, and enforcement resumes without a restart.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
-import { ADDRESS, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
+import { adminClient, ADMIN_TOKEN } from '../support/admin.js';
+import { ADDRESS, DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
 import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { until } from '../support/wait.js';
@@ -101,5 +102,33 @@ describe('quota store outage', () => {
 
     await proxy.restore();
     expect((await untilEnforced(g)).headers.get('x-ratelimit-limit')).toBe('1000');
+  });
+});
+
+describe('keys:verify while Redis is away', () => {
+  it('answers 503 with Retry-After, never a verdict it could not check, and the verdict again once Redis is back', async () => {
+    const url = `redis://127.0.0.1:${proxy.port}/${new URL(REDIS_URL).pathname.slice(1) || '0'}`;
+    gw = await startGateway(
+      makeConfig([explorer.url], {
+        redis: { url, keyPrefix: prefix, onError: 'open', commandTimeoutMs: 100 },
+        admin: { token: ADMIN_TOKEN, host: '127.0.0.1', port: 0 },
+      }),
+    );
+    const admin = adminClient(() => gw!.app.gateway.adminUrl()!);
+    const verify = () => admin.post<{ valid: boolean; code: string }>('/keys:verify', { key: DEMO_KEY });
+    expect((await verify()).body).toMatchObject({ valid: true, code: 'VALID' });
+    await proxy.cut();
+    const away = await fetch(`${gw.app.gateway.adminUrl()!}/keys:verify`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ key: DEMO_KEY }),
+    });
+    expect([away.status, away.headers.get('retry-after')]).toEqual([503, '5']);
+    await proxy.restore();
+    const back = await until(async () => {
+      const v = await verify();
+      return v.status === 200 ? v : undefined;
+    }, 'keys:verify to answer again');
+    expect(back.body).toMatchObject({ valid: true, code: 'VALID' });
   });
 });
