@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { ADMIN_USAGE, CliError, runAdminCommand } from './admin/cli.js';
 import { hashKey } from './auth/digest.js';
 import { ConfigError, loadConfig } from './config/load.js';
-import type { Config } from './config/schema.js';
+import { adminTokens, type Config } from './config/schema.js';
 import { buildServer } from './app/server.js';
 import { runPrimary, WORKER_READY, type WorkerReady } from './process/primary.js';
 import { KEEPS_NOTHING, keepsNothing, lostOnRestart, probePersistence, volatileRefusal } from './redis/persistence.js';
@@ -231,7 +231,9 @@ export function summarise(config: Config, file: string): string {
     `quota store: ${config.redis ? `redis (${config.redis.cluster ? 'cluster' : 'single'}, onError ${config.redis.onError})` : 'in process'}`,
   );
   lines.push(`run-time keys, usage, audit: ${config.redis ? 'redis' : `${config.storage.path} (SQLite)`}`);
-  lines.push(`admin API: ${config.admin.token === undefined ? 'off (no admin.token)' : `${config.admin.host}:${config.admin.port}`}`);
+  lines.push(
+    `admin API: ${adminTokens(config.admin).length === 0 ? 'off (no admin.token or admin.tokens)' : `${config.admin.host}:${config.admin.port}`}`,
+  );
   return `${lines.join('\n')}\n`;
 }
 

@@ -7,16 +7,19 @@ import { loadConfig } from '../config/load.js';
 import { ADMIN_ROUTES, adminPath, type AdminOperation } from './surface.js';
 
 export const ADMIN_USAGE = `Admin commands (a running gateway's admin API; token from EGW_ADMIN_TOKEN):
-  explorer-gateway keys create --name NAME --plan PLAN [--owner OWNER] [--chains 1,100] [--expires 2027-01-01]
+  explorer-gateway keys create --name NAME --plan PLAN [--owner OWNER] [--chains 1,100] [--expires 2027-01-01] [TERMS]
   explorer-gateway keys list [--owner OWNER] [--plan PLAN] [--status active|disabled|unverified]
   explorer-gateway keys show ID
-  explorer-gateway keys update ID [--plan PLAN] [--status active|disabled] [--name NAME] [--owner OWNER] [--chains 1,100] [--expires DATE|never]
-  explorer-gateway keys credits ID AMOUNT
+  explorer-gateway keys update ID [--plan PLAN] [--status active|disabled] [--name NAME] [--owner OWNER] [--chains 1,100] [--expires DATE|never] [TERMS]
+  explorer-gateway keys credits ID AMOUNT|--set N [--reason TEXT]   (a negative AMOUNT takes credits away; it and --set need --reason)
   explorer-gateway keys roll ID [--grace SECONDS]
   explorer-gateway keys revoke ID
   explorer-gateway keys verify [KEY]            (KEY read from stdin if not given, as hash-key does)
   explorer-gateway usage [--from DATE] [--to DATE] [--key ID] [--owner OWNER] [--chain ID] [--route NAME] [--format json|csv]
 Where the admin API is: --admin-url URL, else EGW_ADMIN_URL, else the admin address of --config FILE.
+TERMS, a deal and restrictions of the key's own ("plan" returns a limit to the plan's, "any" lifts a restriction):
+  --rps N|plan  --credits N|plan  --period daily|monthly|plan  --cost ROUTE=N (repeatable)|plan  --limits plan (the whole deal)
+  --routes 'tokens/*,legacy.account.*'|any  --ips 203.0.113.0/24,...|any  --origins https://app.example|any  --meta JSON|none
 `;
 
 /** A refusal of the command line itself (exit 2) or of the API (exit 1). */
@@ -45,6 +48,17 @@ const OPTIONS = {
   chain: { type: 'string' },
   route: { type: 'string' },
   format: { type: 'string' },
+  rps: { type: 'string' },
+  credits: { type: 'string' },
+  period: { type: 'string' },
+  cost: { type: 'string', multiple: true },
+  limits: { type: 'string' },
+  routes: { type: 'string' },
+  ips: { type: 'string' },
+  origins: { type: 'string' },
+  meta: { type: 'string' },
+  set: { type: 'string' },
+  reason: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -100,6 +114,49 @@ function queryOf(v: Values, names: readonly ('from' | 'to' | 'key' | 'owner' | '
   return q;
 }
 
+/** A limit of the deal: a number, or `plan` (null: the plan's). */
+const limit = (s: string, flag: string): number | null => (s === 'plan' ? null : integer(s, flag));
+
+/** The deal and restrictions the flags give (TERMS in ADMIN_USAGE), as the API's body fields. */
+function termsOf(v: Values): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (v.limits !== undefined) {
+    if (v.limits !== 'plan') throw new CliError('--limits takes only plan (the whole deal back to the plan)', 2);
+    body.limits = null;
+  }
+  const limits: Record<string, unknown> = {};
+  if (v.rps !== undefined) limits.rps = limit(v.rps, '--rps');
+  if (v.credits !== undefined) limits.credits = limit(v.credits, '--credits');
+  if (v.period !== undefined) limits.period = v.period === 'plan' ? null : v.period;
+  if (v.cost !== undefined) {
+    if (v.cost.includes('plan')) limits.costs = null;
+    else {
+      limits.costs = Object.fromEntries(
+        v.cost.map((c) => {
+          const at = c.lastIndexOf('=');
+          if (at <= 0) throw new CliError(`--cost ${c}: expected ROUTE=CREDITS`, 2);
+          return [c.slice(0, at), integer(c.slice(at + 1), `--cost ${c}`)];
+        }),
+      );
+    }
+  }
+  if (Object.keys(limits).length > 0) {
+    if (body.limits === null) throw new CliError('--limits plan clears the whole deal: give no other limit with it', 2);
+    body.limits = limits;
+  }
+  if (v.routes !== undefined) body.routes = v.routes === 'any' ? null : list(v.routes);
+  if (v.ips !== undefined) body.ips = v.ips === 'any' ? null : list(v.ips);
+  if (v.origins !== undefined) body.origins = v.origins === 'any' ? null : list(v.origins);
+  if (v.meta !== undefined) {
+    try {
+      body.meta = v.meta === 'none' ? null : (JSON.parse(v.meta) as unknown);
+    } catch {
+      throw new CliError('--meta: expected a JSON object, or none', 2);
+    }
+  }
+  return body;
+}
+
 function callFor(command: string, positionals: string[], v: Values): Call {
   const [sub, id, amount] = positionals;
   if (command === 'usage') return call('usage', undefined, queryOf(v, ['from', 'to', 'key', 'owner', 'chain', 'route', 'format']));
@@ -109,7 +166,7 @@ function callFor(command: string, positionals: string[], v: Values): Call {
       if (v.owner !== undefined) body.owner = v.owner;
       if (v.chains !== undefined) body.chains = list(v.chains);
       if (v.expires !== undefined) body.expiresAt = v.expires;
-      return call('createKey', undefined, undefined, body);
+      return call('createKey', undefined, undefined, { ...body, ...termsOf(v) });
     }
     case 'list':
       return call('listKeys', undefined, queryOf(v, ['owner', 'plan', 'status']));
@@ -123,11 +180,16 @@ function callFor(command: string, positionals: string[], v: Values): Call {
       if (v.owner !== undefined) body.owner = v.owner;
       if (v.chains !== undefined) body.chains = list(v.chains);
       if (v.expires !== undefined) body.expiresAt = v.expires === 'never' ? null : v.expires;
+      Object.assign(body, termsOf(v));
       if (Object.keys(body).length === 0) throw new CliError(`keys update needs at least one change\n\n${ADMIN_USAGE}`, 2);
       return call('updateKey', need(id, 'ID'), undefined, body);
     }
-    case 'credits':
-      return call('addCredits', need(id, 'ID'), undefined, { amount: integer(need(amount, 'AMOUNT'), 'AMOUNT') });
+    case 'credits': {
+      const body: Record<string, unknown> =
+        v.set !== undefined ? { set: integer(v.set, '--set') } : { amount: integer(need(amount, 'AMOUNT or --set N'), 'AMOUNT') };
+      if (v.reason !== undefined) body.reason = v.reason;
+      return call('addCredits', need(id, 'ID'), undefined, body);
+    }
     case 'roll':
       return call('rollKey', need(id, 'ID'), undefined, v.grace === undefined ? {} : { graceSeconds: integer(v.grace, '--grace') });
     case 'revoke':
@@ -148,6 +210,11 @@ async function readStdin(): Promise<string> {
 /** Runs `keys ...` or `usage ...`; resolves with what to print. */
 export async function runAdminCommand(command: 'keys' | 'usage', argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
   let parsed;
+  // `keys credits ID -500`: a negative amount is a positional, not an option.
+  if (command === 'keys' && argv[0] === 'credits' && !argv.includes('--')) {
+    const negative = (a: string) => /^-\d+$/.test(a);
+    argv = [...argv.filter((a) => !negative(a)), '--', ...argv.filter(negative)];
+  }
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {

@@ -17,6 +17,8 @@ export interface AdminDeps {
   states: () => GatewayState;
   now: () => number;
   log: Pick<Logger, 'info' | 'error'>;
+  /** Every route name of the table (routes/table.ts ROUTE_NAMES): what `routes` and `limits.costs` may name. */
+  routeNames: readonly string[];
   /** Writes the usage counted in memory, so that /usage includes the last second. */
   flushUsage: () => Promise<void>;
 }

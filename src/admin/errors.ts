@@ -5,15 +5,21 @@
 
 export const ADMIN_ERRORS = {
   TOKEN_REQUIRED: { status: 401, what: 'no Authorization header' },
-  INVALID_TOKEN: { status: 401, what: 'an Authorization header other than the admin token' },
+  INVALID_TOKEN: { status: 401, what: 'an Authorization header other than an admin token' },
+  READ_ONLY_TOKEN: { status: 403, what: 'a write (POST, PATCH, DELETE) with a token of scope `read` (`admin.tokens`)' },
   AUTH_LOCKED: { status: 429, what: 'an address that kept failing to authenticate, for a while (Retry-After)' },
   NO_SUCH_ROUTE: { status: 404, what: 'no such admin route' },
   NO_SUCH_KEY: { status: 404, what: 'no key with this id' },
   CONFIGURED_KEY: { status: 409, what: 'a configured key changed through the API: the file is its source' },
   NAME_TAKEN: { status: 409, what: 'the name is used by another key' },
+  CREDITS_BELOW_ZERO: {
+    status: 409,
+    what: 'a correction that would take bought credits below zero (`available` says how many it may take)',
+  },
   INVALID_BODY: { status: 422, what: 'the body does not have the documented shape (`errors` lists every problem)' },
   UNKNOWN_PLAN: { status: 422, what: 'no such plan in the configuration (`plans` lists them)' },
   UNKNOWN_CHAIN: { status: 422, what: 'no such chain in the configuration' },
+  UNKNOWN_ROUTE: { status: 422, what: 'a route name in `limits.costs`, or a pattern in `routes`, that names no route' },
   EXPIRY_NOT_IN_FUTURE: { status: 422, what: '`expiresAt` is not in the future' },
   INVALID_INSTANT: { status: 422, what: 'a date or date-time that is not ISO 8601 or does not exist' },
   INVALID_QUERY: { status: 400, what: 'a query parameter that is unknown or malformed (`errors` lists every problem)' },

@@ -66,7 +66,11 @@ function parameters(schema: z.ZodObject | undefined, where: 'path' | 'query'): J
 
 /** The statuses and codes a call may be refused with. */
 function refusals(spec: AdminCallSpec): Map<number, AdminErrorCode[]> {
-  const codes = [...(spec.open ? ['INTERNAL' as const] : EVERY_CALL), ...spec.refusals];
+  const codes = [
+    ...(spec.open ? ['INTERNAL' as const] : EVERY_CALL),
+    ...(spec.scope === 'write' ? ['READ_ONLY_TOKEN' as const] : []),
+    ...spec.refusals,
+  ];
   const byStatus = new Map<number, AdminErrorCode[]>();
   const add = (status: number, code: AdminErrorCode) => byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   for (const code of codes) add(ADMIN_ERRORS[code].status, code);
@@ -149,9 +153,9 @@ export function adminOpenApi(): Json {
       version: ADMIN_PREFIX.split('/').pop()!,
       description: [
         'Keys, bought credits, usage and the audit trail of an explorer-gateway, on its admin listener (127.0.0.1:9091 by default).',
-        'Every call but this document needs `Authorization: Bearer <admin.token>`; an address that sends ten wrong or missing tokens within a minute is refused (429, AUTH_LOCKED) for five minutes, while the right token is always served.',
+        'Every call but this document needs `Authorization: Bearer <token>`, one of `admin.token` and `admin.tokens`; an address that sends ten wrong or missing tokens within a minute is refused (429, AUTH_LOCKED) for five minutes, while a right token is always served. A token of scope `read` may make the GET calls and keys:verify; any other call answers 403 (READ_ONLY_TOKEN).',
         'Bodies are JSON; an empty body sent as `application/json` is no body. A refusal is `{"message": ...}` (with `errors` or `plans` for some codes); its code is named in each response (`x-error-codes`), not in the body. Every GET also answers HEAD.',
-        'Every write is one audit entry and one log line.',
+        "Every write is one audit entry and one log line, both naming the token's name as its actor.",
       ].join('\n\n'),
     },
     tags: [
@@ -166,7 +170,7 @@ export function adminOpenApi(): Json {
         adminToken: {
           type: 'http',
           scheme: 'bearer',
-          description: 'The `admin.token` of the configuration, compared in constant time.',
+          description: '`admin.token`, or a token of `admin.tokens`, compared in constant time.',
         },
       },
       headers: {

@@ -3,6 +3,7 @@
 // answers, as zod schemas too: the admin API's OpenAPI document (openapi.ts) is made of both, and
 // the tests check real answers against it.
 import { z } from 'zod';
+import { META_MAX_BYTES, normaliseOrigin, parseNetwork } from '../keys/terms.js';
 
 const name = z.string().trim().min(1, { error: 'expected a non-empty name' }).max(128, { error: 'expected at most 128 characters' });
 const owner = z.string().trim().min(1).max(128).nullable();
@@ -16,12 +17,75 @@ const expiresAt = z
   .nullable()
   .meta({ description: 'ISO 8601 date (`2027-01-01`: 00:00 UTC of that day) or date-time with its offset; null: never expires' });
 
+const count = (what: string, min: number, max: number) =>
+  z
+    .number({ error: `expected ${what}` })
+    .int({ error: `expected ${what}` })
+    .min(min, { error: `expected ${what}` })
+    .max(max, { error: `expected at most ${max}` });
+
+/** A deal of the key's own: each field over its plan's; null (or absent) keeps the plan's. */
+const limits = z
+  .strictObject({
+    rps: count('a positive integer', 1, 1_000_000).nullable().optional(),
+    credits: count('a non-negative integer', 0, 1e15).nullable().optional(),
+    period: z.enum(['daily', 'monthly'], { error: 'expected daily or monthly' }).nullable().optional(),
+    costs: z
+      .record(z.string().min(1), count('a non-negative integer', 0, 1_000_000), { error: 'expected a map of route name to credits' })
+      .nullable()
+      .optional()
+      .meta({ description: 'credits per route name, over `costs.routes` of the configuration' }),
+  })
+  .nullable()
+  .meta({ description: "the key's own rps, credits, period and route costs over its plan's; null: the plan's" });
+
+const list = (item: z.ZodType<string>, what: string) =>
+  z
+    .array(item, { error: `expected a list of ${what}` })
+    .min(1, { error: `expected at least one ${what.replace(/s$/, '')}; null lifts the restriction` })
+    .max(100, { error: 'expected at most 100 entries' })
+    .nullable();
+
+const routes = list(z.string().min(1).max(200), 'route names or patterns').meta({
+  description: 'the routes the key may call: names or patterns (`tokens/*`, `legacy.account.*`, `rpc.eth_*`); null: every route',
+});
+const ips = list(
+  z.string().refine((s) => parseNetwork(s) !== undefined, { error: 'expected an IP address or CIDR block' }),
+  'addresses or CIDR blocks',
+).meta({ description: 'the client networks the key may be used from (`server.trustProxy` decides the address); null: any' });
+const origins = list(
+  z.string().refine((s) => normaliseOrigin(s) !== undefined, { error: 'expected an origin, scheme://host[:port]' }),
+  'origins',
+).meta({ description: 'the browser origins (`Origin`) the key may be used from; null: any' });
+const meta = z
+  .record(z.string(), z.unknown(), { error: 'expected a JSON object' })
+  .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= META_MAX_BYTES, { error: `expected at most ${META_MAX_BYTES} bytes of JSON` })
+  .nullable()
+  .meta({ description: `the operator's own JSON about the key, at most ${META_MAX_BYTES} bytes; null: none` });
+
+/** What a key may carry beyond its plan (store/types.ts KeyTerms), on create and change. */
+const terms = {
+  limits: limits.optional(),
+  routes: routes.optional(),
+  ips: ips.optional(),
+  origins: origins.optional(),
+  meta: meta.optional(),
+};
+export type TermsInput = {
+  limits?: z.output<typeof limits> | undefined;
+  routes?: string[] | null | undefined;
+  ips?: string[] | null | undefined;
+  origins?: string[] | null | undefined;
+  meta?: Record<string, unknown> | null | undefined;
+};
+
 export const createKeyBody = z.strictObject({
   name,
   plan: z.string().min(1),
   owner: owner.optional(),
   chains: chains.optional(),
   expiresAt: expiresAt.optional(),
+  ...terms,
 });
 export type CreateKeyInput = z.output<typeof createKeyBody>;
 
@@ -33,19 +97,50 @@ export const updateKeyBody = z
     chains: chains.optional(),
     expiresAt: expiresAt.optional(),
     status: z.enum(['active', 'disabled'], { error: 'expected active or disabled' }).optional(),
+    ...terms,
   })
-  .refine((b) => Object.keys(b).length > 0, { error: 'expected at least one of name, plan, owner, chains, expiresAt, status' })
+  .refine((b) => Object.keys(b).length > 0, {
+    error: 'expected at least one of name, plan, owner, chains, expiresAt, status, limits, routes, ips, origins, meta',
+  })
   // The refinement above, as JSON Schema says it (zod cannot translate a refinement).
   .meta({ minProperties: 1 });
 export type UpdateKeyInput = z.output<typeof updateKeyBody>;
 
-export const creditsBody = z.strictObject({
-  amount: z
-    .number({ error: 'expected a positive integer' })
-    .int({ error: 'expected a positive integer' })
-    .positive({ error: 'expected a positive integer' })
-    .max(1e15, { error: 'expected at most 10^15' }),
-});
+const credits = (min: number) =>
+  z
+    .number({ error: 'expected an integer' })
+    .int({ error: 'expected an integer' })
+    .min(min, { error: min === 0 ? 'expected a non-negative integer' : `expected at least ${min}` })
+    .max(1e15, { error: 'expected at most 10^15' });
+
+/**
+ * Bought credits: added (`amount` > 0), taken away (`amount` < 0, a correction or a refund to
+ * the customer), or set (`set`, "the bought balance is N"); never below zero. A correction
+ * carries its `reason`, kept in the audit entry.
+ */
+export const creditsBody = z
+  .strictObject({
+    amount: credits(-1e15)
+      .refine((n) => n !== 0, { error: 'expected a non-zero integer' })
+      .optional()
+      .meta({ description: 'credits to add; negative: to take away (needs `reason`)' }),
+    set: credits(0).optional().meta({ description: 'the bought credits to have from now on (needs `reason`)' }),
+    reason: z
+      .string({ error: 'expected a string' })
+      .trim()
+      .min(1, { error: 'expected a non-empty reason' })
+      .max(500, { error: 'expected at most 500 characters' })
+      .optional()
+      .meta({ description: 'why: kept in the audit entry; needed to take credits away or to set them' }),
+  })
+  .superRefine((b, ctx) => {
+    if ((b.amount === undefined) === (b.set === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['amount'], message: 'expected one of amount and set' });
+    } else if (b.reason === undefined && (b.set !== undefined || (b.amount ?? 0) < 0)) {
+      ctx.addIssue({ code: 'custom', path: ['reason'], message: 'expected a reason for taking credits away or setting them' });
+    }
+  });
+export type CreditsInput = z.output<typeof creditsBody>;
 
 /** A key's secret to check (POST /keys:verify): as a client sends it. */
 export const verifyKeyBody = z.strictObject({
@@ -122,6 +217,23 @@ export const keyAnswer = z.strictObject({
   createdAt: instant.nullable().meta({ description: 'null for a configured key' }),
   prefix: z.string().nullable().meta({ description: 'the first characters of the secret and an ellipsis; null for a configured key' }),
   source: z.enum(['runtime', 'config']).meta({ description: 'config: from the configuration file, read-only here' }),
+  limits: z
+    .strictObject({
+      rps: z.number().nullable(),
+      credits: z.number().nullable(),
+      period: z.enum(['daily', 'monthly']).nullable(),
+      costs: z.record(z.string(), z.number()).nullable(),
+    })
+    .nullable()
+    .meta({ description: "the key's own deal over its plan (null fields: the plan's); null: none" }),
+  effective: z
+    .strictObject({ rps: z.number(), credits: z.number(), period: z.enum(['daily', 'monthly']) })
+    .nullable()
+    .meta({ description: "what the key gets: its plan's with its own limits over them; null when its plan is not configured" }),
+  routes: z.array(z.string()).nullable(),
+  ips: z.array(z.string()).nullable(),
+  origins: z.array(z.string()).nullable(),
+  meta: z.record(z.string(), z.unknown()).nullable(),
 });
 
 const secret = z.string().meta({ description: 'the secret, `egw_` and 43 base-62 characters: in this answer only' });
@@ -156,13 +268,23 @@ export const verifyKeyAnswer = z.strictObject({
   key: keyWithCreditsAnswer.nullable().meta({ description: 'the key and its balance; null when NOT_FOUND' }),
 });
 
-export const creditsAnswer = z.strictObject({ id: z.string(), added: z.number(), topup: z.number(), remaining: z.number() });
+export const creditsAnswer = z.strictObject({
+  id: z.string(),
+  added: z.number().meta({ description: 'the change made to bought credits: negative when some were taken away' }),
+  topup: z.number().meta({ description: 'bought credits left' }),
+  remaining: z.number().meta({ description: "the period's allowance left plus bought credits" }),
+  reason: z.string().nullable(),
+});
 
 export const revokedAnswer = z.strictObject({ id: z.string(), revoked: z.literal(true) });
 
 export const auditEntryAnswer = z.strictObject({
   at: instant,
   action: z.enum(['create', 'update', 'credits', 'roll', 'revoke']),
+  actor: z
+    .string()
+    .nullable()
+    .meta({ description: 'the name of the admin token that made the write (`admin` for admin.token); null before names were kept' }),
   keyId: z.string(),
   before: z.record(z.string(), z.unknown()).nullable().meta({ description: 'the public fields before the write' }),
   after: z.record(z.string(), z.unknown()).nullable().meta({ description: 'the public fields after the write' }),
@@ -199,6 +321,7 @@ export const errorAnswer = z.strictObject({
     .optional()
     .meta({ description: 'INVALID_BODY and INVALID_QUERY: every problem, by field' }),
   plans: z.array(z.string()).optional().meta({ description: 'UNKNOWN_PLAN: the plans there are' }),
+  available: z.number().optional().meta({ description: 'CREDITS_BELOW_ZERO: the bought credits a correction may take away' }),
 });
 
 /** The OpenAPI document itself (openapi.ts). */

@@ -8,9 +8,10 @@
 // one audit entry in the store and one log line. Only the API's OpenAPI document (openapi.ts) is
 // served without the token: it holds no data, only the shape of the API, and tools that read it
 // (Swagger UI, client generators) then need no secret.
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type { AdminToken } from '../config/schema.js';
 import { JSON_TYPE } from '../http/respond.js';
 import type { AdminDeps } from './context.js';
 import { AdminError } from './errors.js';
@@ -18,7 +19,7 @@ import { adminOpenApi } from './openapi.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import { registerRecordRoutes } from './routes/records.js';
 import { AdminService } from './service.js';
-import { ADMIN_PREFIX, ADMIN_ROUTES, at } from './surface.js';
+import { ADMIN_PREFIX, ADMIN_ROUTES, at, routeUrl } from './surface.js';
 import { storeUnavailable } from '../store/faults.js';
 
 /** Failed authentications an address may make per minute before it is refused for five. */
@@ -26,13 +27,28 @@ const FAILED_AUTH_POINTS = 10;
 const FAILED_AUTH_WINDOW_S = 60;
 const LOCKOUT_S = 300;
 
-function tokenMatches(header: string | undefined, token: string): boolean {
-  const given = Buffer.from(header ?? '');
-  const expected = Buffer.from(`Bearer ${token}`);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+
+/**
+ * The token the header names, or undefined. Every token is compared, in constant time, as its
+ * sha256 (equal lengths for timingSafeEqual, whatever was sent): how long it takes tells neither
+ * which token matched nor how much of one.
+ */
+function tokenOf(header: string | undefined, tokens: readonly { token: AdminToken; digest: Buffer }[]): AdminToken | undefined {
+  const given = digest(header ?? '');
+  let found: AdminToken | undefined;
+  for (const t of tokens) if (timingSafeEqual(given, t.digest) && found === undefined) found = t.token;
+  return found;
 }
 
-export function buildAdminServer(token: string, deps: AdminDeps): FastifyInstance {
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The admin token the call was made with (admin/server.ts); null on the open routes. */
+    adminToken: AdminToken | null;
+  }
+}
+
+export function buildAdminServer(tokens: readonly AdminToken[], deps: AdminDeps): FastifyInstance {
   const app = Fastify({ logger: false, bodyLimit: 64 * 1024 });
   // An empty body sent as `application/json` is no body (a DELETE from a client that sets the
   // type on every call): fastify's own JSON parser refuses it (FST_ERR_CTP_EMPTY_JSON_BODY, a
@@ -55,13 +71,33 @@ export function buildAdminServer(token: string, deps: AdminDeps): FastifyInstanc
   const open = new Set(
     Object.values(ADMIN_ROUTES)
       .filter((spec) => 'open' in spec && spec.open)
-      .map((spec) => ADMIN_PREFIX + spec.path),
+      .map((spec) => ADMIN_PREFIX + routeUrl(spec.path)),
   );
+  /** The routes a `read` token may call, as fastify names them (surface.ts `scope`). */
+  const reads = new Set(
+    Object.values(ADMIN_ROUTES)
+      .filter((spec) => spec.scope === 'read')
+      .map((spec) => `${spec.method} ${ADMIN_PREFIX}${routeUrl(spec.path)}`),
+  );
+  const known = tokens.map((token) => ({ token, digest: digest(`Bearer ${token.token}`) }));
+  app.decorateRequest('adminToken', null);
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     if (open.has(request.routeOptions.url ?? '')) return undefined;
     // The token first: the right one is served whatever the address did before (a lockout that
     // refused it would let any local process lock the operator's CLI out for five minutes).
-    if (tokenMatches(request.headers.authorization, token)) return undefined;
+    const token = tokenOf(request.headers.authorization, known);
+    if (token !== undefined) {
+      request.adminToken = token;
+      // A route that does not exist is a 404 for any token (the not-found handler).
+      const route = request.routeOptions.url;
+      if (token.scope === 'read' && route !== undefined && !reads.has(`${request.method} ${route}`)) {
+        return refuse(
+          reply,
+          new AdminError('READ_ONLY_TOKEN', `the admin token "${token.name}" may read only (scope read): ask for a write token`),
+        );
+      }
+      return undefined;
+    }
     // A failure is counted; the first FAILED_AUTH_POINTS in a window resolve (401), the next one
     // rejects and blocks the address for blockDuration, and so does every one while it is blocked
     // (https://github.com/animir/node-rate-limiter-flexible/wiki/Options#blockduration).

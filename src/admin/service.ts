@@ -6,13 +6,25 @@
 import type { ApiKey } from '../keys/ring.js';
 import { newKeyId, newSecret, shownPrefix } from '../keys/runtime.js';
 import { periodWindow } from '../quota/period.js';
-import { remaining } from '../quota/types.js';
+import { remaining, TopUpBelowZero } from '../quota/types.js';
 import { addUsageCredits } from '../quota/usage-credits.js';
 import { utcDay } from '../store/day.js';
-import type { AuditEntry, KeyRecord, UsageRow } from '../store/types.js';
+import type { Config } from '../config/schema.js';
+import { normaliseOrigin, patternMatches, routePattern, withLimits } from '../keys/terms.js';
+import { copyTerms, NO_TERMS } from '../store/records.js';
+import type { AuditEntry, KeyLimits, KeyRecord, KeyTerms, UsageRow } from '../store/types.js';
 import type { AdminDeps } from './context.js';
 import { AdminError } from './errors.js';
-import type { AuditInput, CreateKeyInput, ListKeysInput, UpdateKeyInput, UsageInput, VerifyCode } from './schemas.js';
+import type {
+  AuditInput,
+  CreateKeyInput,
+  CreditsInput,
+  ListKeysInput,
+  TermsInput,
+  UpdateKeyInput,
+  UsageInput,
+  VerifyCode,
+} from './schemas.js';
 import { parseDay, parseInstant } from './validate.js';
 
 /** How often an audit entry that follows a top-up is tried. */
@@ -23,8 +35,10 @@ const iso = (ms: number | null | undefined) => (ms === null || ms === undefined 
 export type KeyView = Record<string, unknown>;
 
 /** What the admin API shows of a key: never its secret or digest. */
-export function keyView(key: ApiKey | undefined, record: KeyRecord | undefined): KeyView {
+export function keyView(key: ApiKey | undefined, record: KeyRecord | undefined, plans: Config['plans']): KeyView {
   if (record) {
+    const plan = plans[record.plan];
+    const terms = copyTerms(record);
     return {
       id: record.id,
       name: record.name,
@@ -36,6 +50,12 @@ export function keyView(key: ApiKey | undefined, record: KeyRecord | undefined):
       createdAt: iso(record.createdAt),
       prefix: shownPrefix(record.prefix),
       source: 'runtime',
+      limits: terms.limits,
+      effective: plan === undefined ? null : { ...withLimits(plan, record.limits) },
+      routes: terms.routes,
+      ips: terms.ips,
+      origins: terms.origins,
+      meta: terms.meta,
     };
   }
   if (!key) throw new Error('a key view needs a key or a record');
@@ -50,6 +70,8 @@ export function keyView(key: ApiKey | undefined, record: KeyRecord | undefined):
     createdAt: null,
     prefix: null,
     source: 'config',
+    ...NO_TERMS,
+    effective: { rps: key.plan.rps, credits: key.plan.credits, period: key.plan.period },
   };
 }
 
@@ -77,7 +99,53 @@ export class AdminService {
     return this.deps.states().config;
   }
 
+  private view(key: ApiKey | undefined, record: KeyRecord | undefined): KeyView {
+    return keyView(key, record, this.config.plans);
+  }
+
   // --- checks ---
+
+  /** Route names must name routes of the table, patterns match at least one: a typo never silently allows or prices nothing. */
+  private checkRoutes(patterns: readonly string[] | null | undefined, field: string): void {
+    const names = this.deps.routeNames;
+    for (const p of patterns ?? []) {
+      const re = routePattern(p);
+      if (!names.some((n) => patternMatches(re, n))) {
+        throw new AdminError('UNKNOWN_ROUTE', `${field}: "${p}" matches no route name (route names as /api/json/config lists them)`);
+      }
+    }
+  }
+
+  /** The terms of a create or change, checked and normalised; absent fields stay absent. */
+  private checkTerms(input: TermsInput, before: KeyTerms): Partial<KeyTerms> {
+    const out: Partial<KeyTerms> = {};
+    if (input.limits !== undefined) {
+      if (input.limits === null) out.limits = null;
+      else {
+        const costs = input.limits.costs;
+        for (const route of Object.keys(costs ?? {})) {
+          if (!this.deps.routeNames.includes(route)) throw new AdminError('UNKNOWN_ROUTE', `limits.costs: no route named "${route}"`);
+        }
+        // A field absent keeps what the key had; null returns it to the plan's.
+        const prev = before.limits;
+        const merged: KeyLimits = {
+          rps: input.limits.rps === undefined ? (prev?.rps ?? null) : input.limits.rps,
+          credits: input.limits.credits === undefined ? (prev?.credits ?? null) : input.limits.credits,
+          period: input.limits.period === undefined ? (prev?.period ?? null) : input.limits.period,
+          costs: costs === undefined ? (prev?.costs ?? null) : costs,
+        };
+        out.limits = Object.values(merged).every((v) => v === null) ? null : merged;
+      }
+    }
+    if (input.routes !== undefined) {
+      this.checkRoutes(input.routes, 'routes');
+      out.routes = input.routes;
+    }
+    if (input.ips !== undefined) out.ips = input.ips;
+    if (input.origins !== undefined) out.origins = input.origins === null ? null : input.origins.map((o) => normaliseOrigin(o)!);
+    if (input.meta !== undefined) out.meta = input.meta;
+    return out;
+  }
 
   private checkPlan(plan: string): void {
     const plans = Object.keys(this.config.plans);
@@ -126,12 +194,12 @@ export class AdminService {
 
   // --- writes ---
 
-  private entry(action: AuditEntry['action'], keyId: string, before: KeyView | null, after: KeyView | null): AuditEntry {
-    return { at: this.deps.now(), action, keyId, before, after };
+  private entry(action: AuditEntry['action'], by: string, keyId: string, before: KeyView | null, after: KeyView | null): AuditEntry {
+    return { at: this.deps.now(), action, actor: by, keyId, before, after };
   }
 
   private logged(e: AuditEntry): void {
-    this.deps.log.info({ admin: e.action, keyId: e.keyId, before: e.before, after: e.after }, 'admin write');
+    this.deps.log.info({ admin: e.action, actor: e.actor, keyId: e.keyId, before: e.before, after: e.after }, 'admin write');
   }
 
   /** The record and its audit entry, in one transaction; then this process's ring at once. */
@@ -143,10 +211,11 @@ export class AdminService {
     this.logged(e);
   }
 
-  async createKey(input: CreateKeyInput): Promise<{ view: KeyView; secret: string }> {
+  async createKey(input: CreateKeyInput, by: string): Promise<{ view: KeyView; secret: string }> {
     this.checkPlan(input.plan);
     this.checkChains(input.chains);
     const expires = this.checkExpiry(input.expiresAt);
+    const terms = this.checkTerms(input, NO_TERMS);
     this.checkName(input.name);
     const { secret, digest, prefix } = newSecret();
     const record: KeyRecord = {
@@ -161,17 +230,20 @@ export class AdminService {
       prefix,
       digest,
       previous: null,
+      ...NO_TERMS,
+      ...terms,
     };
-    const view = keyView(undefined, record);
-    await this.save(record, true, this.entry('create', record.id, null, view));
+    const view = this.view(undefined, record);
+    await this.save(record, true, this.entry('create', by, record.id, null, view));
     return { view, secret };
   }
 
-  async updateKey(id: string, input: UpdateKeyInput): Promise<KeyView> {
+  async updateKey(id: string, input: UpdateKeyInput, by: string): Promise<KeyView> {
     const before = this.runtimeRecord(id);
     if (input.plan !== undefined) this.checkPlan(input.plan);
     this.checkChains(input.chains);
     const expires = this.checkExpiry(input.expiresAt);
+    const terms = this.checkTerms(input, before);
     if (input.name !== undefined) this.checkName(input.name, before.id);
     const after: KeyRecord = {
       ...before,
@@ -181,45 +253,69 @@ export class AdminService {
       ...(input.chains !== undefined ? { chains: input.chains } : {}),
       ...(input.status !== undefined ? { status: input.status } : {}),
       ...(expires !== undefined ? { expiresAt: expires } : {}),
+      ...terms,
     };
-    const view = keyView(undefined, after);
-    await this.save(after, false, this.entry('update', after.id, keyView(undefined, before), view));
+    const view = this.view(undefined, after);
+    await this.save(after, false, this.entry('update', by, after.id, this.view(undefined, before), view));
     return view;
   }
 
-  async rollKey(id: string, graceSeconds: number): Promise<{ view: KeyView; secret: string; previousValidUntil: string | null }> {
+  async rollKey(
+    id: string,
+    graceSeconds: number,
+    by: string,
+  ): Promise<{ view: KeyView; secret: string; previousValidUntil: string | null }> {
     const before = this.runtimeRecord(id);
     const { secret, digest, prefix } = newSecret();
     const until = this.deps.now() + graceSeconds * 1000;
     const after: KeyRecord = { ...before, digest, prefix, previous: graceSeconds > 0 ? { digest: before.digest, until } : null };
     const previousValidUntil = graceSeconds > 0 ? iso(until) : null;
-    await this.save(after, false, this.entry('roll', after.id, { prefix: shownPrefix(before.prefix) }, { prefix, previousValidUntil }));
-    return { view: keyView(undefined, after), secret, previousValidUntil };
+    await this.save(after, false, this.entry('roll', by, after.id, { prefix: shownPrefix(before.prefix) }, { prefix, previousValidUntil }));
+    return { view: this.view(undefined, after), secret, previousValidUntil };
   }
 
-  async revokeKey(id: string): Promise<{ id: string; revoked: true }> {
+  async revokeKey(id: string, by: string): Promise<{ id: string; revoked: true }> {
     const before = this.runtimeRecord(id);
-    const e = this.entry('revoke', before.id, keyView(undefined, before), null);
+    const e = this.entry('revoke', by, before.id, this.view(undefined, before), null);
     // False: another process revoked it first, with its own entry.
     if (await this.deps.store.keys.deleteKey(before.id, e)) this.logged(e);
     this.deps.runtime.drop(before.id);
     return { id: before.id, revoked: true };
   }
 
-  async addCredits(id: string, amount: number): Promise<{ id: string; added: number; topup: number; remaining: number }> {
+  async addCredits(
+    id: string,
+    input: CreditsInput,
+    by: string,
+  ): Promise<{ id: string; added: number; topup: number; remaining: number; reason: string | null }> {
     const key = this.ring.get(id);
     if (!key) throw new AdminError('NO_SUCH_KEY', `no key with id ${id}`);
-    const before = await this.deps.quota.balance(key.account, key.plan.period, this.deps.now());
-    const topup = await this.deps.quota.topUp(key.account, amount);
+    const { quota } = this.deps;
+    const before = await quota.balance(key.account, key.plan.period, this.deps.now());
+    let change: { before: number; after: number };
+    try {
+      change = input.set !== undefined ? await quota.setTopUp(key.account, input.set) : await quota.adjustTopUp(key.account, input.amount!);
+    } catch (err) {
+      if (!(err instanceof TopUpBelowZero)) throw err;
+      throw new AdminError(
+        'CREDITS_BELOW_ZERO',
+        `only ${err.available} bought credits are left to take away; the balance never goes below zero`,
+        { available: err.available },
+      );
+    }
+    const topup = change.after;
+    const added = change.after - change.before;
+    const reason = input.reason ?? null;
     const after = { ...before, topup };
     const e = this.entry(
       'credits',
+      by,
       id,
-      { remaining: remaining(key.plan.credits, before), topup: before.topup },
-      { remaining: remaining(key.plan.credits, after), topup, added: amount },
+      { remaining: remaining(key.plan.credits, before), topup: change.before },
+      { remaining: remaining(key.plan.credits, after), topup, added, ...(input.set !== undefined ? { set: input.set } : {}), reason },
     );
     await this.appendAfterTopUp(e);
-    return { id, added: amount, topup, remaining: remaining(key.plan.credits, after) };
+    return { id, added, topup, remaining: remaining(key.plan.credits, after), reason };
   }
 
   /**
@@ -246,7 +342,7 @@ export class AdminService {
   listKeys(q: ListKeysInput): KeyView[] {
     return this.ring
       .all()
-      .map(({ key, record }) => keyView(key, record))
+      .map(({ key, record }) => this.view(key, record))
       .filter(
         (v) =>
           (q.owner === undefined || v.owner === q.owner) &&
@@ -259,8 +355,10 @@ export class AdminService {
     const key = this.ring.get(id);
     const record = this.ring.record(id);
     if (!key && !record) throw new AdminError('NO_SUCH_KEY', `no key with id ${id}`);
-    const plan = this.config.plans[record?.plan ?? key!.planName];
-    const view = keyView(key, record);
+    // The key's own limits over its plan's (keys/ring.ts): what the request path decides with.
+    const planned = this.config.plans[record?.plan ?? key!.planName];
+    const plan = planned && withLimits(planned, record?.limits ?? null);
+    const view = this.view(key, record);
     if (!plan) return { ...view, credits: null };
     const now = this.deps.now();
     const b = await this.deps.quota.balance(key?.account ?? id, plan.period, now);

@@ -56,20 +56,24 @@ export interface AdminCallSpec {
   readonly refusals: readonly AdminErrorCode[];
   /** Served without the admin token. */
   readonly open?: true;
+  /** The admin tokens that may make the call (`admin.tokens`): `read` ones too, or `write` ones only. */
+  readonly scope: 'read' | 'write';
 }
 
 export const ADMIN_ROUTES = {
   createKey: {
     method: 'POST',
+    scope: 'write',
     path: '/keys',
     summary: 'Create a key',
     tag: 'keys',
     body: createKeyBody,
     answer: { status: 201, schema: createdKeyAnswer, description: 'The key, with its secret (`key`): shown in this answer only' },
-    refusals: ['INVALID_BODY', 'UNKNOWN_PLAN', 'UNKNOWN_CHAIN', 'INVALID_INSTANT', 'EXPIRY_NOT_IN_FUTURE', 'NAME_TAKEN'],
+    refusals: ['INVALID_BODY', 'UNKNOWN_PLAN', 'UNKNOWN_CHAIN', 'UNKNOWN_ROUTE', 'INVALID_INSTANT', 'EXPIRY_NOT_IN_FUTURE', 'NAME_TAKEN'],
   },
   listKeys: {
     method: 'GET',
+    scope: 'read',
     path: '/keys',
     summary: 'List keys',
     description: 'Run-time keys and configured ones (`source: "config"`); never a secret or a digest.',
@@ -80,6 +84,7 @@ export const ADMIN_ROUTES = {
   },
   showKey: {
     method: 'GET',
+    scope: 'read',
     path: '/keys/:id',
     summary: 'Show a key, with its balance',
     tag: 'keys',
@@ -89,6 +94,7 @@ export const ADMIN_ROUTES = {
   },
   updateKey: {
     method: 'PATCH',
+    scope: 'write',
     path: '/keys/:id',
     summary: 'Change a run-time key',
     description: 'A configured key is read-only here (409): the file is its source.',
@@ -102,6 +108,7 @@ export const ADMIN_ROUTES = {
       'INVALID_BODY',
       'UNKNOWN_PLAN',
       'UNKNOWN_CHAIN',
+      'UNKNOWN_ROUTE',
       'INVALID_INSTANT',
       'EXPIRY_NOT_IN_FUTURE',
       'NAME_TAKEN',
@@ -109,17 +116,20 @@ export const ADMIN_ROUTES = {
   },
   addCredits: {
     method: 'POST',
+    scope: 'write',
     path: '/keys/:id/credits',
-    summary: 'Add bought credits',
-    description: 'A balance of its own that no period resets, spent after the period allowance. Configured keys too.',
+    summary: 'Add, take away or set bought credits',
+    description:
+      'A balance of its own that no period resets, spent after the period allowance. Configured keys too. `amount` adds (negative: takes away), `set` makes the bought credits N; a correction needs a `reason`, kept in the audit entry, and never takes them below zero (409).',
     tag: 'keys',
     params: keyIdParams,
     body: creditsBody,
-    answer: { status: 200, schema: creditsAnswer, description: 'What was added, the bought credits left and the new balance' },
-    refusals: ['NO_SUCH_KEY', 'INVALID_BODY'],
+    answer: { status: 200, schema: creditsAnswer, description: 'The change made, the bought credits left and the new balance' },
+    refusals: ['NO_SUCH_KEY', 'INVALID_BODY', 'CREDITS_BELOW_ZERO'],
   },
   rollKey: {
     method: 'POST',
+    scope: 'write',
     path: '/keys/:id/roll',
     summary: 'Give a key a new secret',
     description: 'Same id, plan, balance and usage; the old secret is refused after `graceSeconds` (default 0, at most 30 days).',
@@ -131,6 +141,7 @@ export const ADMIN_ROUTES = {
   },
   revokeKey: {
     method: 'DELETE',
+    scope: 'write',
     path: '/keys/:id',
     summary: 'Revoke a run-time key',
     description: 'Refused (401) from then on; its usage rows and audit entries stay.',
@@ -141,6 +152,7 @@ export const ADMIN_ROUTES = {
   },
   verifyKey: {
     method: 'POST',
+    scope: 'read',
     path: '/keys:verify',
     summary: "Check a key's secret, without spending",
     description:
@@ -152,6 +164,7 @@ export const ADMIN_ROUTES = {
   },
   listAudit: {
     method: 'GET',
+    scope: 'read',
     path: '/audit',
     summary: 'Every admin write',
     description:
@@ -163,6 +176,7 @@ export const ADMIN_ROUTES = {
   },
   usage: {
     method: 'GET',
+    scope: 'read',
     path: '/usage',
     summary: 'Usage rows, what an operator bills from',
     description:
@@ -174,6 +188,7 @@ export const ADMIN_ROUTES = {
   },
   plans: {
     method: 'GET',
+    scope: 'read',
     path: '/plans',
     summary: 'The plans of the configuration',
     tag: 'records',
@@ -182,6 +197,7 @@ export const ADMIN_ROUTES = {
   },
   openapi: {
     method: 'GET',
+    scope: 'read',
     path: '/openapi.json',
     summary: 'This document',
     description:
@@ -204,7 +220,12 @@ export function adminPath(op: AdminOperation, id?: string, query?: URLSearchPara
 
 /** A call's method and url, as fastify's route() takes them. */
 export function at(op: AdminOperation): { method: (typeof ADMIN_ROUTES)[AdminOperation]['method']; url: string } {
+  return { method: ADMIN_ROUTES[op].method, url: routeUrl(ADMIN_ROUTES[op].path) };
+}
+
+/** A path of the table as fastify's route() takes it. */
+export function routeUrl(path: string): string {
   // A colon inside a segment (`/keys:verify`, as Google's API design writes custom methods) is
   // literal: find-my-way reads `::` as one.
-  return { method: ADMIN_ROUTES[op].method, url: ADMIN_ROUTES[op].path.replace(/([^/]):/g, '$1::') };
+  return path.replace(/([^/]):/g, '$1::');
 }

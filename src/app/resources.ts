@@ -201,14 +201,17 @@ export class Resources {
     this.sharedTier =
       this.redis && config.redis ? new RedisCacheTier(this.redis, config.redis.keyPrefix, (err) => cacheWarning.warn(err)) : undefined;
     this.cache = this.newCache(config);
-    this.metrics = new Metrics(() => ({
-      cache: () => ({ ...this.cache.counters, bytes: this.cache.bytes, entries: this.cache.entries }),
-      quotaStoreFailures: () => this.quota.failures,
-      cacheStoreFailures: () => this.sharedTier?.failures ?? 0,
-      storageUp: () => this.storageUp,
-      recordsStoreFailures: () => (this.store instanceof SqliteStore ? this.store.failures : 0),
-      usageRowsWaiting: () => this.usage?.waitingRows ?? 0,
-    }));
+    this.metrics = new Metrics(
+      () => ({
+        cache: () => ({ ...this.cache.counters, bytes: this.cache.bytes, entries: this.cache.entries }),
+        quotaStoreFailures: () => this.quota.failures,
+        cacheStoreFailures: () => this.sharedTier?.failures ?? 0,
+        storageUp: () => this.storageUp,
+        recordsStoreFailures: () => (this.store instanceof SqliteStore ? this.store.failures : 0),
+        usageRowsWaiting: () => this.usage?.waitingRows ?? 0,
+      }),
+      { perKey: config.metrics.perKey },
+    );
   }
 
   newCache(config: Config): ResponseCache {

@@ -8,7 +8,8 @@ import type { Socket } from 'node:net';
 import replyFrom from '@fastify/reply-from';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
+import { adminTokens, type Config } from '../config/schema.js';
+import { ROUTE_NAMES } from '../routes/table.js';
 import { answerClientError, capConnections, defaultMaxConnections, drainable, endWithError, openFileLimit } from '../http/connections.js';
 import { ERRORS, legacyErrorBody, messageBody } from '../http/errors.js';
 import { H_REQUEST_ID } from '../http/headers.js';
@@ -144,16 +145,18 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
   const health = () =>
     readiness(states.current.chains, redis?.status, { backend: resources.store.kind, up: resources.storageUp }, resources.now());
   metrics.heads(() => [...states.current.chains.values()].map((c) => c.head), resources.now);
+  const tokens = adminTokens(config.admin);
   const admin =
-    config.admin.token === undefined
+    tokens.length === 0
       ? undefined
-      : buildAdminServer(config.admin.token, {
+      : buildAdminServer(tokens, {
           store: resources.store,
           quota: resources.quotaStore,
           runtime: resources.runtime,
           states: () => states.current,
           now: resources.now,
           log,
+          routeNames: ROUTE_NAMES,
           // Usage counted in memory, and the credits this process's leases spent (billed, and so
           // counted, when settled: quota/usage-credits.ts), written before a report is read.
           flushUsage: async () => {

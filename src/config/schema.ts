@@ -288,6 +288,12 @@ export const metricsSchema = z.strictObject({
   host: nonEmpty('a host name or address').default('127.0.0.1'),
   /** Require `Authorization: Bearer <token>` on /metrics. */
   token: optionalSecret,
+  /**
+   * Label `egw_credits_spent_total` with the key's name as well as its plan: a series per key,
+   * unbounded with many customers (https://prometheus.io/docs/practices/naming/#labels); false,
+   * by plan only, and the usage store answers per key (`GET /admin/v1/usage`).
+   */
+  perKey: z.boolean({ error: 'expected true or false' }).default(false),
 });
 
 export const healthSchema = z.strictObject({
@@ -297,17 +303,60 @@ export const healthSchema = z.strictObject({
   probeTimeoutMs: positiveInt().default(2_000),
 });
 
-export const adminSchema = z.strictObject({
-  /**
-   * Every admin call needs `Authorization: Bearer <token>`; absent (or empty), the admin API is
-   * off. At least 16 characters: it guards every key and balance.
-   */
-  token: optionalSecret.refine((t) => t === undefined || t.length >= 16, { error: 'expected a token of at least 16 characters' }),
-  /** The admin listener's own address: loopback by default, never the public listener. */
-  host: nonEmpty('a host name or address').default('127.0.0.1'),
-  /** Its port; 0 picks a free one. */
-  port: port().default(9091),
-});
+export const adminSchema = z
+  .strictObject({
+    /**
+     * Every admin call needs `Authorization: Bearer <token>`; absent (or empty), the admin API is
+     * off. At least 16 characters: it guards every key and balance.
+     */
+    token: optionalSecret.refine((t) => t === undefined || t.length >= 16, { error: 'expected a token of at least 16 characters' }),
+    /**
+     * More tokens, each with a name (the actor of the audit entries of its writes) and a scope:
+     * `read` calls only GET and keys:verify, `write` every call. `token` above is a write token
+     * named `admin`. Any of them turns the admin API on.
+     */
+    tokens: z
+      .array(
+        z.strictObject({
+          name: z.string({ error: 'expected a name' }).regex(/^[A-Za-z0-9_.@-]{1,64}$/, {
+            error: 'expected 1 to 64 letters, digits, or . _ @ -',
+          }),
+          token: z.string({ error: 'expected a string' }).min(16, { error: 'expected a token of at least 16 characters' }),
+          scope: z.enum(['read', 'write'], { error: 'expected read or write' }),
+        }),
+        { error: 'expected a list of {name, token, scope}' },
+      )
+      .default([])
+      .superRefine((tokens, ctx) => {
+        const names = new Set<string>();
+        const secrets = new Set<string>();
+        tokens.forEach((t, i) => {
+          if (names.has(t.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `the name ${t.name} is used twice` });
+          if (secrets.has(t.token)) ctx.addIssue({ code: 'custom', path: [i, 'token'], message: 'this token is used twice' });
+          names.add(t.name);
+          secrets.add(t.token);
+        });
+      }),
+    /** The admin listener's own address: loopback by default, never the public listener. */
+    host: nonEmpty('a host name or address').default('127.0.0.1'),
+    /** Its port; 0 picks a free one. */
+    port: port().default(9091),
+  })
+  .superRefine((admin, ctx) => {
+    if (admin.token === undefined) return;
+    admin.tokens.forEach((t, i) => {
+      if (t.name === 'admin') ctx.addIssue({ code: 'custom', path: ['tokens', i, 'name'], message: "the name admin is admin.token's" });
+      if (t.token === admin.token) ctx.addIssue({ code: 'custom', path: ['tokens', i, 'token'], message: 'this token is admin.token' });
+    });
+  });
+
+/** One token of the admin API: its name (the audit's actor), its secret, its scope. */
+export type AdminToken = z.output<typeof adminSchema>['tokens'][number];
+
+/** Every admin token of the configuration, `admin.token` first as the write token named `admin`. */
+export function adminTokens(admin: z.output<typeof adminSchema>): AdminToken[] {
+  return [...(admin.token === undefined ? [] : [{ name: 'admin', token: admin.token, scope: 'write' as const }]), ...admin.tokens];
+}
 
 export const storageSchema = z.strictObject({
   /**
@@ -392,9 +441,9 @@ export const configSchema = z
     costs: costsSchema.default({ default: 20, routes: {} }),
     log: logSchema.default({ level: 'info', requests: true }),
     cache: cacheSchema.default({ maxBytes: 134_217_728, ttlSeconds: {}, staleSeconds: 60, finalTtlSeconds: 86_400 }),
-    metrics: metricsSchema.default({ enabled: true, host: '127.0.0.1', token: undefined }),
+    metrics: metricsSchema.default({ enabled: true, host: '127.0.0.1', token: undefined, perKey: false }),
     health: healthSchema.default({ probeIntervalMs: 10_000, probeTimeoutMs: 2_000 }),
-    admin: adminSchema.default({ token: undefined, host: '127.0.0.1', port: 9091 }),
+    admin: adminSchema.default({ token: undefined, tokens: [], host: '127.0.0.1', port: 9091 }),
     storage: storageSchema.default({ path: 'data/gateway.db' }),
     usage: usageSchema.default({ enabled: true, retentionDays: 400 }),
     rpc: rpcSchema.default({ maxBatch: 100, maxVerifyBytes: 20 * 1024 * 1024 }),

@@ -25,6 +25,10 @@ export const ERRORS = {
   DISABLED_KEY: { status: 403, message: 'API key disabled' },
   EXPIRED_KEY: { status: 403, message: 'API key expired' },
   CHAIN_NOT_ALLOWED: { status: 403, message: 'API key not allowed on this chain' },
+  // A key's own restrictions (admin API: `routes`, `ips`, `origins`); each message names its rule.
+  ROUTE_NOT_ALLOWED: { status: 403, message: 'API key not allowed on this route (key restriction: routes)' },
+  ADDRESS_NOT_ALLOWED: { status: 403, message: 'API key not allowed from this address (key restriction: ips)' },
+  ORIGIN_NOT_ALLOWED: { status: 403, message: 'API key not allowed from this origin (key restriction: origins)' },
   UNKNOWN_CHAIN: { status: 404, message: 'Network not supported' },
   UNKNOWN_ROUTE: { status: 404, message: 'Route not found' },
   // RFC 9110 section 15.5.6: a 405 lists the methods the resource supports.

@@ -8,9 +8,11 @@
 // matched get in, at most as many as there are keys, and the memo is emptied whenever a run-time
 // key changes; a key is never written to a log, a store or a file.
 import { createHash } from 'node:crypto';
+import type { BlockList } from 'node:net';
 import { configuredDigest, hashKey } from '../auth/digest.js';
 import type { Config, PlanConfig } from '../config/schema.js';
 import type { KeyRecord } from '../store/types.js';
+import { networkList, routeMatcher, withLimits } from './terms.js';
 
 export interface ApiKey {
   /** A run-time key's id, or `cfg_` and a hash of a configured key's name. */
@@ -30,6 +32,14 @@ export interface ApiKey {
   readonly expiresAt: number | undefined;
   readonly owner: string | undefined;
   readonly source: 'config' | 'runtime';
+  /** Credits per route name of the key's own deal, over the configuration's; undefined: none (terms.ts). */
+  readonly costs: Readonly<Record<string, number>> | undefined;
+  /** Whether the key may call a route; undefined: every route (terms.ts). */
+  readonly routes: ((route: string) => boolean) | undefined;
+  /** The client networks the key may be used from; undefined: any. */
+  readonly ips: BlockList | undefined;
+  /** The browser origins the key may be used from; undefined: any. */
+  readonly origins: ReadonlySet<string> | undefined;
 }
 
 /** The id a configured key is known by in the admin API and usage rows: stable across reloads. */
@@ -66,6 +76,10 @@ export class KeyRing {
         expiresAt: undefined,
         owner: undefined,
         source: 'config',
+        costs: undefined,
+        routes: undefined,
+        ips: undefined,
+        origins: undefined,
       };
       this.byDigest.set(digest, key);
       this.byId.set(key.id, key);
@@ -77,9 +91,10 @@ export class KeyRing {
   put(record: KeyRecord): void {
     this.remove(record.id);
     this.records.set(record.id, record);
-    const plan = this.plans[record.plan];
+    const planned = this.plans[record.plan];
     // A plan the configuration no longer has: the key is refused until a reload brings it back.
-    if (!plan) return;
+    if (!planned) return;
+    const plan = withLimits(planned, record.limits);
     const key: ApiKey = {
       id: record.id,
       name: record.name,
@@ -92,6 +107,10 @@ export class KeyRing {
       expiresAt: record.expiresAt ?? undefined,
       owner: record.owner ?? undefined,
       source: 'runtime',
+      costs: record.limits?.costs ?? undefined,
+      routes: record.routes === null ? undefined : routeMatcher(record.routes),
+      ips: record.ips === null ? undefined : networkList(record.ips),
+      origins: record.origins === null ? undefined : new Set(record.origins),
     };
     this.byDigest.set(record.digest, key);
     if (record.previous) this.previous.set(record.previous.digest, { key, until: record.previous.until });

@@ -1,8 +1,11 @@
-// Prometheus metrics (prom-client). Label values are bounded: chain ids, route names, plan and
-// key names come from the config, statuses from a small set, upstreams from the config; never
-// a raw key or a path. What is counted on every request (requests, credits) is kept in plain
-// integers and handed to prom-client at scrape time (collect), so the hot path does a few Map
-// lookups and an addition; cache and quota-store counts live in their own objects likewise.
+// Prometheus metrics (prom-client). Label values are bounded: chain ids, route names and plan
+// names come from the config, statuses from a small set, upstreams from the config; never a raw
+// key or a path. Key names label only `egw_credits_spent_total`, and only with
+// `metrics.perKey: true`: a series per key grows with the customers, which Prometheus advises
+// against (https://prometheus.io/docs/practices/naming/#labels); the usage store answers per key.
+// What is counted on every request (requests, credits) is kept in plain integers and handed to
+// prom-client at scrape time (collect), so the hot path does a few Map lookups and an addition;
+// cache and quota-store counts live in their own objects likewise.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CacheCounters } from '../cache/response-cache.js';
 import type { ConnectionStats } from '../http/connections.js';
@@ -28,12 +31,18 @@ export interface ChainHeadView {
   ageSeconds(nowMs: number): number | undefined;
 }
 
+export interface MetricsOptions {
+  /** `metrics.perKey`: label credits spent with the key's name as well as its plan. */
+  perKey?: boolean;
+}
+
 export class Metrics {
   readonly registry = new Registry();
   /** chain -> route -> status -> count: plain integers on the hot path, exported on scrape. */
   private readonly requestCounts = new Map<string, Map<string, Map<number, number>>>();
-  /** key name -> credits spent. */
-  private readonly creditCounts = new Map<string, number>();
+  /** plan -> key name (`''` without `metrics.perKey`) -> credits spent. */
+  private readonly creditCounts = new Map<string, Map<string, number>>();
+  private readonly perKey: boolean;
   private readonly upstreamSeconds: ScrapeHistogram<'chain' | 'upstream'>;
   /** Observers bound once per chain and upstream (both from the config). */
   private readonly upstreamObservers = new Map<string, (seconds: number) => void>();
@@ -41,8 +50,9 @@ export class Metrics {
   private readonly refusals: Counter<'plan' | 'reason'>;
   private headPolls: Counter<'chain' | 'outcome'> | undefined;
 
-  constructor(sources: () => MetricSources) {
+  constructor(sources: () => MetricSources, options: MetricsOptions = {}) {
     const registers = [this.registry];
+    const perKey = (this.perKey = options.perKey ?? false);
     collectDefaultMetrics({ register: this.registry, prefix: 'egw_' });
     const requestCounts = this.requestCounts;
     new Counter({
@@ -80,12 +90,16 @@ export class Metrics {
     const creditCounts = this.creditCounts;
     new Counter({
       name: 'egw_credits_spent_total',
-      help: 'Credits billed (after refunds of 5xx answers), by key name',
-      labelNames: ['key'],
+      help: perKey
+        ? "Credits billed (after refunds of 5xx answers), by the key's plan and the key's name (metrics.perKey)"
+        : "Credits billed (after refunds of 5xx answers), by the key's plan (metrics.perKey: true adds the key's name)",
+      labelNames: perKey ? ['plan', 'key'] : ['plan'],
       registers,
       collect() {
         this.reset();
-        for (const [key, n] of creditCounts) this.inc({ key }, n);
+        for (const [plan, keys] of creditCounts) {
+          for (const [key, n] of keys) this.inc(perKey ? { plan, key } : { plan }, n);
+        }
       },
     });
     // Counts kept as plain integers elsewhere, read at scrape time.
@@ -266,7 +280,12 @@ export class Metrics {
     this.refusals.labels(plan, reason).inc();
   }
 
-  spent(key: string, credits: number): void {
-    if (credits !== 0) this.creditCounts.set(key, (this.creditCounts.get(key) ?? 0) + credits);
+  /** Credits billed to a key on a plan; the key's name is kept only with `metrics.perKey`. */
+  spent(plan: string, key: string, credits: number): void {
+    if (credits === 0) return;
+    let keys = this.creditCounts.get(plan);
+    if (!keys) this.creditCounts.set(plan, (keys = new Map<string, number>()));
+    const name = this.perKey ? key : '';
+    keys.set(name, (keys.get(name) ?? 0) + credits);
   }
 }

@@ -16,11 +16,12 @@
 //
 // With a LedgerStore (the embedded SQLite store, or PostgreSQL without Redis), ledgers survive a
 // restart: they are loaded at start, written a second after they change and at close, and a
-// top-up before it is acknowledged. A write that fails is tried again with the next one. A store
-// that cannot be read at start (a database away) does not stop the gateway: decisions go on from
-// what this process spends, and the stored ledgers are added to them once they can be read
-// (spend and bought credits are sums, so nothing is lost or counted twice); until then nothing is
-// written over them, and a top-up is refused.
+// change of bought credits (a top-up, a correction) before it is acknowledged. A write that fails
+// is tried again with the next one. A store that cannot be read at start (a database away) does
+// not stop the gateway: decisions go on from what this process spends, and the stored ledgers are
+// added to them once they can be read (spend and bought credits are sums, so nothing is lost or
+// counted twice); until then nothing is written over them, and a change of bought credits is
+// refused.
 //
 // A ledger store may name the rows itself (`sealAccount`: the SQLite store names them by a keyed
 // hash of the account, so that the file holds no sha256 of a key: store/sqlite.ts says why). The
@@ -35,11 +36,26 @@
 // after every write, whenever the process dies (docs/operator-guide.md, "Usage equals billing").
 import type { LedgerRow, LedgerStore, UsageBatch } from '../store/types.js';
 import { periodWindow, type Period } from './period.js';
-import type { Balance, QuotaDecision, QuotaQuery, QuotaStore, Refund } from './types.js';
+import {
+  checkTopUpDelta,
+  checkTopUpValue,
+  TopUpBelowZero,
+  type Balance,
+  type QuotaDecision,
+  type QuotaQuery,
+  type QuotaStore,
+  type Refund,
+} from './types.js';
 import { resetMs, windowHolds, type RateWindow } from './window.js';
 
 /** An account's ledger, kept under its account. */
 type Ledger = Omit<LedgerRow, 'account'>;
+
+/** A change of an account's bought credits: its delta computed from what the account has at the moment of change. */
+interface TopUpChange {
+  account: string;
+  deltaOf(topup: number): number;
+}
 
 /** How often changed ledgers are written to the persistence. */
 export const LEDGER_FLUSH_MS = 1_000;
@@ -281,32 +297,54 @@ export class MemoryQuotaStore implements QuotaStore {
   }
 
   async topUp(account: string, amount: number): Promise<number> {
-    let ledger = this.known(account);
-    if (!ledger) {
-      // Its day and month are set by its first decision; nothing spent yet.
-      ledger = { day: '', daySpent: 0, month: '', monthSpent: 0, topup: 0 };
-      this.ledgers.set(account, ledger);
+    return (await this.adjustTopUp(account, amount)).after;
+  }
+
+  /** Changes bought credits by `delta`; refused (TopUpBelowZero) below zero. Written before the answer (change). */
+  async adjustTopUp(account: string, delta: number): Promise<{ before: number; after: number }> {
+    checkTopUpDelta(delta);
+    return this.change({ account, deltaOf: () => delta });
+  }
+
+  /** Sets bought credits to `value`: the change is `value` less what the account has at the moment of change. */
+  async setTopUp(account: string, value: number): Promise<{ before: number; after: number }> {
+    checkTopUpValue(value);
+    return this.change({ account, deltaOf: (topup) => value - topup });
+  }
+
+  /**
+   * Applies a change of bought credits. Without a ledger store, at once: nothing here awaits, so
+   * the floor is checked against what the account has when it changes. With one, the change is
+   * made by the write that carries it (write): one write at a time, so changes never interleave.
+   */
+  private async change(c: TopUpChange): Promise<{ before: number; after: number }> {
+    if (!this.persistence) {
+      const ledger = this.topupLedger(c.account);
+      const before = ledger.topup;
+      const delta = c.deltaOf(before);
+      if (before + delta < 0) throw new TopUpBelowZero(before, delta);
+      ledger.topup += delta;
+      return { before, after: ledger.topup };
     }
-    if (this.persistence && !this.stored) {
+    if (!this.stored) {
       await this.load().catch((err: unknown) => {
         throw new Error(`bought credits cannot be recorded while the ledger store is away: ${(err as Error).message}`, { cause: err });
       });
     }
-    ledger.topup += amount;
-    const topup = ledger.topup;
-    if (this.persistence) {
-      // Bought credits are written before the answer: an acknowledged top-up survives a crash.
-      // One that could not be written is taken back, and the caller hears why.
-      this.dirty.add(account);
-      try {
-        await this.flush();
-      } catch (err) {
-        ledger.topup -= amount;
-        this.dirty.add(account);
-        throw err;
-      }
+    const done = await this.write(c);
+    // Unreachable: the ledger store was read above, and a write with a change always answers.
+    if (done === undefined) throw new Error('bought credits were not recorded');
+    return done;
+  }
+
+  /** The account's ledger for a change of bought credits: one without decisions yet gets its day and month with its first. */
+  private topupLedger(account: string): Ledger {
+    let ledger = this.known(account);
+    if (!ledger) {
+      ledger = { day: '', daySpent: 0, month: '', monthSpent: 0, topup: 0 };
+      this.ledgers.set(account, ledger);
     }
-    return topup;
+    return ledger;
   }
 
   balance(account: string, period: Period, nowMs: number): Promise<Balance> {
@@ -325,12 +363,36 @@ export class MemoryQuotaStore implements QuotaStore {
    * for the next write.
    */
   async flush(): Promise<void> {
+    await this.write(undefined);
+  }
+
+  /**
+   * flush, and with a change of bought credits, makes the change with this write: after the write
+   * before it (so changes of bought credits are made one at a time, each with its own write) and
+   * in the same synchronous step as its rows are taken, the floor checked against what the account
+   * has then. What is taken away is taken at once, so that no decision spends it while the write
+   * is on its way, and given back (exactly what was taken) if the write fails; what is added is
+   * written first and spendable once the write succeeded, so that nothing is spent of credits the
+   * store may not hold. Either way the change is in memory by the time any later write takes its
+   * rows, and answered only once written. Resolves with the change's before and after.
+   */
+  private async write(change: TopUpChange | undefined): Promise<{ before: number; after: number } | undefined> {
     const persistence = this.persistence;
     // Nothing is written over stored ledgers not read yet: they would be lost.
-    if (!persistence || !this.stored) return;
+    if (!persistence || !this.stored) return undefined;
     while (this.writing) await this.writing.catch(() => undefined);
+    let made: { ledger: Ledger; name: string; delta: number; before: number } | undefined;
+    if (change !== undefined) {
+      const ledger = this.topupLedger(change.account);
+      const before = ledger.topup;
+      const delta = change.deltaOf(before);
+      if (before + delta < 0) throw new TopUpBelowZero(before, delta);
+      if (delta < 0) ledger.topup += delta;
+      this.dirty.add(change.account);
+      made = { ledger, name: this.rowName(change.account), delta, before };
+    }
     const usage = this.usage;
-    if (this.dirty.size === 0 && !usage?.waiting) return;
+    if (this.dirty.size === 0 && !usage?.waiting) return undefined;
     const accounts = [...this.dirty];
     this.dirty.clear();
     const rows = accounts.flatMap((account) => {
@@ -339,19 +401,26 @@ export class MemoryQuotaStore implements QuotaStore {
         ? [{ account: this.rowName(account), day: l.day, daySpent: l.daySpent, month: l.month, monthSpent: l.monthSpent, topup: l.topup }]
         : [];
     });
+    // Credits added are written before they are spendable.
+    if (made !== undefined && made.delta > 0) for (const row of rows) if (row.account === made.name) row.topup += made.delta;
     // Taken in the same synchronous step as the ledger rows: both as of the same instant.
     const write = usage ? persistence.saveLedgersAndUsage!(rows, usage.takeBatches()) : persistence.saveLedgers(rows);
     this.writing = write;
     try {
       await write;
+      // Before `writing` is cleared: the next write's rows have the credits added.
+      if (made !== undefined && made.delta > 0) made.ledger.topup += made.delta;
       usage?.settle();
     } catch (err) {
+      // Before `writing` is cleared: the next write's rows have the credits taken given back.
+      if (made !== undefined && made.delta < 0) made.ledger.topup -= made.delta;
       for (const account of accounts) this.dirty.add(account);
       usage?.settle(err);
       throw err;
     } finally {
       this.writing = undefined;
     }
+    return made === undefined ? undefined : { before: made.before, after: made.before + made.delta };
   }
 
   async close(): Promise<void> {

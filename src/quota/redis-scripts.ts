@@ -619,6 +619,113 @@ export function encodeVoid(keys: VoidKeys, args: VoidArgs): KeysAndArgs {
   return encode(VOID_KEY_ORDER, keys, VOID_ARG_ORDER, args);
 }
 
+/**
+ * Changes an account's bought credits (redis.ts, adjustTopUp and setTopUp). The reservations of
+ * every period a live lease of the account may be kept under: the plan's period (daily or
+ * monthly) at the correction's instant, and a lease's lifetime before and after it (a lease
+ * granted before a midnight UTC is kept under the day it was granted in; a deciding host's clock
+ * a little ahead). The same key may be named twice: it is read once.
+ */
+export interface AdjustTopUpKeys {
+  /** Bought credits. */
+  topupKey: string;
+  dayBeforeKey: string;
+  dayKey: string;
+  dayAfterKey: string;
+  monthBeforeKey: string;
+  monthKey: string;
+  monthAfterKey: string;
+}
+
+export interface AdjustTopUpArgs {
+  /** 'add': `amount` is added (may be negative); 'set': the bought credits no lease holds become `amount`. */
+  mode: 'add' | 'set';
+  amount: number;
+  /** The correction's clock (ms): reservations whose deadline it has passed lapse, as in a decision. */
+  nowMs: number;
+}
+
+/** The reply: whether the change was made (1) or refused below zero (0), bought credits before and after, and what live leases hold of them. */
+export interface AdjustTopUpReply {
+  applied: number;
+  before: number;
+  after: number;
+  held: number;
+}
+
+const ADJUST_TOPUP_KEYS: Positions<AdjustTopUpKeys> = {
+  topupKey: 'as-is',
+  dayBeforeKey: 'as-is',
+  dayKey: 'as-is',
+  dayAfterKey: 'as-is',
+  monthBeforeKey: 'as-is',
+  monthKey: 'as-is',
+  monthAfterKey: 'as-is',
+};
+const ADJUST_TOPUP_ARGV: Positions<AdjustTopUpArgs> = { mode: 'as-is', amount: 'tonumber', nowMs: 'tonumber' };
+const ADJUST_TOPUP_RETURNS: Returns<AdjustTopUpReply> = {
+  applied: 'applied',
+  before: 'topupBefore',
+  after: 'topupAfter',
+  held: 'heldTopup',
+};
+const ADJUST_TOPUP_KEY_ORDER = order(ADJUST_TOPUP_KEYS);
+const ADJUST_TOPUP_ARG_ORDER = order(ADJUST_TOPUP_ARGV);
+const ADJUST_TOPUP = indexes(ADJUST_TOPUP_RETURNS);
+
+// The bought credits live leases hold (reservations: DECIDE_LUA grants them, SETTLE_LUA bills what
+// was spent of them with a DECRBY of the top-up key) are not available to take away: a lease may
+// have spent them already, and its settlement must find them. So a change that would leave fewer
+// bought credits than the leases hold is refused, and a set sets what they do not hold (what
+// they hold is billed or released when they are settled). Reservations past their deadline lapse
+// first, as DECIDE_LUA lets them (a settlement then bills nothing). Integers are formatted with
+// %d: Lua would write a large one as 1e+15, which INCRBY refuses.
+const ADJUST_TOPUP_LUA = `
+${prologue(ADJUST_TOPUP_KEYS, ADJUST_TOPUP_ARGV)}
+local heldTopup = 0
+local seen = {}
+for _, key in ipairs({ dayBeforeKey, dayKey, dayAfterKey, monthBeforeKey, monthKey, monthAfterKey }) do
+  if not seen[key] then
+    seen[key] = true
+    local rows = redis.call('hgetall', key)
+    for i = 1, #rows, 2 do
+      local a, t, deadline = string.match(rows[i + 1], '^(%d+):(%d+):(%d+)$')
+      if not deadline or tonumber(deadline) <= nowMs then
+        redis.call('hdel', key, rows[i])
+      else
+        heldTopup = heldTopup + tonumber(t)
+      end
+    end
+  end
+end
+local topupBefore = tonumber(redis.call('get', topupKey) or '0')
+local available = math.max(topupBefore - heldTopup, 0)
+local delta = amount
+if mode == 'set' then delta = amount - available end
+local applied = 0
+local topupAfter = topupBefore
+if available + delta >= 0 then
+  applied = 1
+  if delta ~= 0 then topupAfter = redis.call('incrby', topupKey, string.format('%d', delta)) end
+end
+local out = {}
+${appendLua(ADJUST_TOPUP_RETURNS, '')}
+return out
+`;
+
+export function encodeAdjustTopUp(keys: AdjustTopUpKeys, args: AdjustTopUpArgs): KeysAndArgs {
+  return encode(ADJUST_TOPUP_KEY_ORDER, keys, ADJUST_TOPUP_ARG_ORDER, args);
+}
+
+export function decodeAdjustTopUp(reply: readonly number[]): AdjustTopUpReply {
+  return {
+    applied: reply[ADJUST_TOPUP.applied] ?? 0,
+    before: reply[ADJUST_TOPUP.before] ?? 0,
+    after: reply[ADJUST_TOPUP.after] ?? 0,
+    held: reply[ADJUST_TOPUP.held] ?? 0,
+  };
+}
+
 type Command = (...keysAndArgs: KeysAndArgs) => Promise<unknown>;
 
 /** Registers a script on the client as a command (EVALSHA, EVAL when Redis does not know it yet). */
@@ -629,9 +736,10 @@ function define<K>(client: RedisClient, name: string, keys: Positions<K>, lua: s
   return command.bind(client);
 }
 
-/** The four scripts on one client, typed. */
+/** The five scripts on one client, typed. */
 export class QuotaScripts {
   private readonly decideCommand: Command;
+  private readonly adjustTopUpCommand: Command;
   private readonly settleCommand: Command;
   private readonly refundCommand: Command;
   private readonly voidCommand: Command;
@@ -641,6 +749,12 @@ export class QuotaScripts {
     this.decideCommand = define(client, 'egwQuotaDecide', DECIDE_KEYS, DECIDE_LUA);
     this.refundCommand = define(client, 'egwQuotaRefund', REFUND_KEYS, REFUND_LUA);
     this.settleCommand = define(client, 'egwQuotaSettle', SETTLE_KEYS, SETTLE_LUA);
+    this.adjustTopUpCommand = define(client, 'egwQuotaAdjustTopUp', ADJUST_TOPUP_KEYS, ADJUST_TOPUP_LUA);
+  }
+
+  /** Adds to or sets an account's bought credits, never below what live leases hold of them. */
+  adjustTopUp(keys: AdjustTopUpKeys, args: AdjustTopUpArgs): Promise<AdjustTopUpReply> {
+    return this.adjustTopUpCommand(...encodeAdjustTopUp(keys, args)).then((reply) => decodeAdjustTopUp(reply as number[]));
   }
 
   /** Decides `args.costs.length` requests, settling the lease given back and granting a new one. */

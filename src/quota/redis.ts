@@ -29,6 +29,14 @@
 // its reservation as spent, and one of them may refuse a request for credits the lease will
 // release. `redis.leases: false` turns leases off.
 //
+// Corrections of bought credits (adjustTopUp, setTopUp) and leases: the bought credits a live
+// lease holds are not available to take away (its process may have spent them, and its
+// settlement bills them). A correction that takes credits away first settles this process's lease
+// of the account and recalls the others' (recall.ts), so that what they hold is billed or released
+// before it; what a lease still holds then (a process that did not answer in time) is left out of
+// its reach: a change refused below what is not held, a set of what is not held (redis-scripts.ts,
+// ADJUST_TOPUP_LUA).
+//
 // This file is the store: it batches the decisions of a turn, sends them, keeps each account's
 // lease and settles it, and retries the settlements Redis did not take. The key names are in
 // redis-keys.ts, the scripts with their arguments and replies in redis-scripts.ts, and the
@@ -39,6 +47,7 @@ import {
   covers,
   emptyLease,
   giveBack,
+  LEASE_GRACE_MS,
   LEASE_SWEEP_MS,
   leaseDeadlineMs,
   leaseOver,
@@ -55,7 +64,16 @@ import { CALL_RECORD_MS, creditKeyTtlMs, QuotaKeys, RATE_KEY_TTL_MS, usageCredit
 import { encodeUsage, QuotaScripts, type DecideReply } from './redis-scripts.js';
 import { RECALL_HOLD_MS, RecallChannel } from './recall.js';
 import type { UsageQuery, UsageRow } from '../store/types.js';
-import type { Balance, QuotaDecision, QuotaQuery, QuotaStore, Refund } from './types.js';
+import {
+  checkTopUpDelta,
+  checkTopUpValue,
+  TopUpBelowZero,
+  type Balance,
+  type QuotaDecision,
+  type QuotaQuery,
+  type QuotaStore,
+  type Refund,
+} from './types.js';
 import { listUsageCredits } from './usage-credits.js';
 import { RATE_WINDOW_MS } from './window.js';
 
@@ -579,10 +597,64 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async topUp(account: string, amount: number): Promise<number> {
+    // Taking credits away is a correction: never below zero, nor below what leases hold.
+    if (amount < 0) return (await this.adjustTopUp(account, amount)).after;
     const topup = await this.client.incrby(this.keys.topup(account), amount);
     const lease = this.leases.get(account);
     if (lease !== undefined) lease.free += amount;
     return topup - (lease === undefined ? 0 : lease.grantedTopup - lease.topup);
+  }
+
+  /**
+   * Changes the account's bought credits by `delta`, atomically (one script call), or refuses with
+   * a TopUpBelowZero and changes nothing when what no lease holds would go below zero (the file's
+   * head). `before` and `after` are the bought credits no lease holds: all of them once the
+   * account's leases are settled, as they are before credits are taken away.
+   */
+  async adjustTopUp(account: string, delta: number): Promise<{ before: number; after: number }> {
+    checkTopUpDelta(delta);
+    return this.correct(account, 'add', delta);
+  }
+
+  /** Sets the bought credits no lease holds to `value`, atomically (the file's head). */
+  async setTopUp(account: string, value: number): Promise<{ before: number; after: number }> {
+    checkTopUpValue(value);
+    return this.correct(account, 'set', value);
+  }
+
+  private async correct(account: string, mode: 'add' | 'set', amount: number): Promise<{ before: number; after: number }> {
+    // Adding takes nothing a lease holds: no settlement needed (as topUp).
+    if (mode === 'set' || amount < 0) {
+      // This process's lease first, whether or not the recall channel is there: settled, and
+      // none taken for RECALL_HOLD_MS; then every other process's (each answers, or the recall's
+      // wait ends).
+      await this.recalled(account);
+      await this.recalls?.recall(account);
+    }
+    const nowMs = this.now();
+    // A lease lives one window and its grace: one granted that long before now, or stamped by a
+    // clock that much ahead, may be kept under another day or month than now's.
+    const span = RATE_WINDOW_MS + LEASE_GRACE_MS;
+    const id = (period: Period, ms: number) => this.keys.reservations(account, periodWindow(period, ms).id);
+    const reply = await this.scripts.adjustTopUp(
+      {
+        topupKey: this.keys.topup(account),
+        dayBeforeKey: id('daily', nowMs - span),
+        dayKey: id('daily', nowMs),
+        dayAfterKey: id('daily', nowMs + span),
+        monthBeforeKey: id('monthly', nowMs - span),
+        monthKey: id('monthly', nowMs),
+        monthAfterKey: id('monthly', nowMs + span),
+      },
+      { mode, amount, nowMs },
+    );
+    const before = Math.max(reply.before - reply.held, 0);
+    if (reply.applied !== 1) throw new TopUpBelowZero(before, mode === 'set' ? amount - before : amount);
+    const after = Math.max(reply.after - reply.held, 0);
+    // A lease granted meanwhile: what it reports as left besides reservations moves with the change.
+    const lease = this.leases.get(account);
+    if (lease !== undefined) lease.free = Math.max(lease.free + reply.after - reply.before, 0);
+    return { before, after };
   }
 
   /** The account's standing as this process sees it: what its own lease spent counts, not yet billed. */

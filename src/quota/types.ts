@@ -94,6 +94,15 @@ export interface QuotaStore {
   refund(refund: Refund): Promise<void>;
   /** Adds bought credits; resolves with the account's bought credits left afterwards. */
   topUp(account: string, amount: number): Promise<number>;
+  /**
+   * Changes bought credits by `delta` (may be negative) atomically; refuses (nothing changed) when
+   * the result would be below zero, with a TopUpBelowZero. `before` and `after` are the bought
+   * credits the change acted on: with Redis, those no process's lease holds (redis.ts, adjustTopUp).
+   * Both stores implement it; optional only so that test doubles of this interface need not.
+   */
+  adjustTopUp(account: string, delta: number): Promise<{ before: number; after: number }>;
+  /** Sets bought credits to `value` (>= 0) atomically (with Redis, those no lease holds: redis.ts, setTopUp). */
+  setTopUp(account: string, value: number): Promise<{ before: number; after: number }>;
   balance(account: string, period: Period, nowMs: number): Promise<Balance>;
   /**
    * The credits billed per usage row, for a store that counts them as it bills them apart from the
@@ -111,4 +120,27 @@ export interface QuotaStore {
 /** The balance a client sees: the allowance left (never below 0: a plan may shrink) and bought credits. */
 export function remaining(credits: number, b: Pick<Balance, 'spent' | 'topup'>): number {
   return Math.max(credits - b.spent, 0) + b.topup;
+}
+
+/** A change of bought credits refused because it would leave them below zero: nothing was changed. */
+export class TopUpBelowZero extends Error {
+  override readonly name = 'TopUpBelowZero';
+  constructor(
+    /** Bought credits the account has left now, that a correction may take away. */
+    readonly available: number,
+    /** The change asked for. */
+    readonly delta: number,
+  ) {
+    super(`bought credits cannot go below zero: ${available} left, change of ${delta} refused`);
+  }
+}
+
+/** Refuses a change of bought credits that is not a whole number of credits (Redis counts them with INCRBY). */
+export function checkTopUpDelta(delta: number): void {
+  if (!Number.isSafeInteger(delta)) throw new RangeError(`a change of bought credits must be a whole number, not ${delta}`);
+}
+
+/** Refuses a value of bought credits that is not a whole number of at least 0. */
+export function checkTopUpValue(value: number): void {
+  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`bought credits must be a whole number of at least 0, not ${value}`);
 }

@@ -29,7 +29,7 @@ export function finish(state: GatewayState, ctx: RequestContext, method: string,
   const { metrics } = state;
   metrics.request(ctx.chainId ?? 'none', ctx.route ?? 'none', ctx.status);
   if (key !== undefined) {
-    if (charged > 0) metrics.spent(key.name, charged);
+    if (charged > 0) metrics.spent(key.planName, key.name, charged);
     if (ctx.status === 429) metrics.refused(key.planName, 'rate_limited');
     else if (ctx.status === 402) metrics.refused(key.planName, 'out_of_credits');
   }

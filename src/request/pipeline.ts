@@ -4,6 +4,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { extractKey } from '../auth/credentials.js';
 import type { ApiKey, KeyRing } from '../keys/ring.js';
+import { addressAllowed } from '../keys/terms.js';
 import { takeApiKeys } from '../auth/query-key.js';
 import { cacheKey } from '../cache/policy.js';
 import type { ErrorCode } from '../http/errors.js';
@@ -146,7 +147,7 @@ function afterRoute(
     // RFC 9110 section 10.2.3: whole seconds, rounded up.
     if (blockedMs > 0) return void sendError(ctx, reply, 'TOO_MANY_BAD_KEYS', { 'retry-after': String(Math.ceil(blockedMs / 1000)) });
   }
-  const key = authenticate(ctx, request.headers.authorization, apikeys, resolution, state.keys, now);
+  const key = authenticate(ctx, request, apikeys, resolution, state.keys, now);
   if (typeof key === 'string') {
     if (key === 'BAD_KEY') badKeyFrom(state, request.ip, now);
     return void sendError(ctx, reply, key);
@@ -156,7 +157,9 @@ function afterRoute(
   if (resolution.rpc) return rpcRequest(state, ctx, request, reply, key, state.chains.get(resolution.chainId)!);
 
   // 3. Rate limit, and credits in the same decision when the request is valid: one round trip.
-  const decided = state.quota.decide(key, resolved.cost, now, ctx.chainId, ctx.route);
+  // A key's own price for the route (its deal, keys/terms.ts), for a request that is billed at all.
+  const cost = key.costs === undefined || !resolution.validation.ok ? resolved.cost : (key.costs[resolution.route] ?? resolved.cost);
+  const decided = state.quota.decide(key, cost, now, ctx.chainId, ctx.route);
   if (decided instanceof Promise) {
     return decided.then(
       (decision) => afterQuota(state, ctx, request, reply, resolved, decision, state.now(), form),
@@ -189,13 +192,13 @@ function badKeyFrom(state: GatewayState, address: string | undefined, now: numbe
  */
 function authenticate(
   ctx: RequestContext,
-  authorization: string | undefined,
+  request: FastifyRequest,
   apikeys: readonly string[],
   route: Route,
   keys: KeyRing,
   nowMs: number,
 ): ApiKey | ErrorCode {
-  const source = extractKey(authorization, apikeys);
+  const source = extractKey(request.headers.authorization, apikeys);
   if (source.kind === 'none') return 'NO_KEY';
   if (source.kind === 'conflict') return 'CONFLICTING_KEYS';
   if (source.kind === 'bad-scheme') return 'BAD_AUTH_SCHEME';
@@ -206,6 +209,15 @@ function authenticate(
   if (key.status === 'disabled') return 'DISABLED_KEY';
   if (key.expiresAt !== undefined && nowMs >= key.expiresAt) return 'EXPIRED_KEY';
   if (key.chains && !key.chains.has(route.chainId)) return 'CHAIN_NOT_ALLOWED';
+  // The key's own restrictions, read only for a key that has them (keys/terms.ts). The JSON-RPC
+  // endpoint's route is decided per call (request/rpc.ts).
+  if (key.routes && !route.rpc && !key.routes(route.route)) return 'ROUTE_NOT_ALLOWED';
+  // fastify's request.ip: the socket's address, or what server.trustProxy lets X-Forwarded-For say.
+  if (key.ips && !addressAllowed(key.ips, request.ip)) return 'ADDRESS_NOT_ALLOWED';
+  if (key.origins) {
+    const origin = request.headers.origin;
+    if (origin === undefined || !key.origins.has(origin)) return 'ORIGIN_NOT_ALLOWED';
+  }
   return key;
 }
 

@@ -24,6 +24,7 @@ import {
   LIMIT_EXCEEDED,
   parseBody,
   type ParsedCall,
+  SERVER_ERROR,
   type RpcError,
 } from '../rpc/protocol.js';
 import { costOf, rpcTtlSeconds } from '../routes/settings.js';
@@ -94,13 +95,23 @@ export async function rpcRequest(
     return sendJson(ctx, reply, status, answer('null', errorMember(error)));
   }
 
-  const slots: Slot[] = parsed.calls.map((call) => {
-    const valid = isRpcError(call.outcome) ? undefined : call.outcome;
+  const slots: Slot[] = parsed.calls.map((parsedCall) => {
+    let call = parsedCall;
+    let valid = isRpcError(call.outcome) ? undefined : call.outcome;
     const route = valid ? rpcRouteName(valid.method) : 'rpc';
+    // A key restricted by `routes` (keys/terms.ts) is refused the calls outside them, each on its
+    // own, as an error member that costs nothing.
+    if (valid && key.routes && !key.routes(route)) {
+      call = {
+        ...call,
+        outcome: { code: SERVER_ERROR, message: `API key not allowed on this route: ${route} (key restriction: routes)` },
+      };
+      valid = undefined;
+    }
     return {
       call,
       route,
-      cost: valid ? costOf(state.config.costs, route) : 0,
+      cost: valid ? (key.costs?.[route] ?? costOf(state.config.costs, route)) : 0,
       decision: undefined,
       member: '',
       status: 0,
@@ -253,7 +264,7 @@ function settle(state: GatewayState, ctx: RequestContext, key: ApiKey, slot: Slo
     refunded = d.billed;
     charged = 0;
   }
-  if (charged > 0) state.metrics.spent(key.name, charged);
+  if (charged > 0) state.metrics.spent(key.planName, key.name, charged);
   recordCall(state, ctx, key, slot.route, slot.status, charged, slot.cache === 'HIT' || slot.cache === 'STALE');
   return refunded;
 }

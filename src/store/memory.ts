@@ -26,7 +26,7 @@ function checkAudit(e: AuditEntry): RangeError | undefined {
   return undefined;
 }
 const copyAudit = (e: AuditEntry): AuditEntry =>
-  structuredClone({ at: e.at, action: e.action, keyId: e.keyId, before: e.before, after: e.after });
+  structuredClone({ at: e.at, action: e.action, actor: e.actor ?? null, keyId: e.keyId, before: e.before, after: e.after });
 
 export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, LedgerStore {
   readonly kind = 'memory';

@@ -29,12 +29,13 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { ClientConfig, PoolClient, PoolConfig } from 'pg';
 import { dayStartMs } from './day.js';
-import { copyUsageRow, COUNTERS } from './records.js';
+import { copyTerms, copyUsageRow, COUNTERS, termsJson } from './records.js';
 import type {
   AuditEntry,
   AuditStore,
   KeyRecord,
   KeyStore,
+  KeyTerms,
   LedgerRow,
   LedgerStore,
   Storage,
@@ -46,7 +47,7 @@ import type {
 import { withOutcomeUnknown } from './types.js';
 
 /** The newest schema version this code writes and reads: the number of MIGRATIONS. */
-export const POSTGRES_SCHEMA_VERSION = 3;
+export const POSTGRES_SCHEMA_VERSION = 4;
 
 /** A new connection that is not up by then fails (the pool's connectionTimeoutMillis). */
 const CONNECT_TIMEOUT_MS = 2_000;
@@ -181,6 +182,12 @@ ALTER TABLE ${s}.ledgers
       [plain, plain.map((a) => sealWith(secret, a))],
     );
   },
+  // Version 4: a key's terms (store/types.ts KeyTerms) as one JSON value, NULL when it has none;
+  // who made each audited write (the admin token's name). Rows of earlier versions have neither.
+  (s) => `
+ALTER TABLE ${s}.keys ADD COLUMN terms json;
+ALTER TABLE ${s}.audit ADD COLUMN actor text;
+`,
 ];
 
 const sealWith = (secret: Buffer, account: string): string => createHmac('sha256', secret).update(account, 'utf8').digest('hex');
@@ -264,11 +271,13 @@ interface KeyDbRow {
   digest: string;
   previous_digest: string | null;
   previous_until: string | null;
+  terms: Partial<KeyTerms> | null;
 }
 
 interface AuditDbRow {
   at: string;
   action: string;
+  actor: string | null;
   key_id: string;
   before: Record<string, unknown> | null;
   after: Record<string, unknown> | null;
@@ -295,9 +304,9 @@ interface LedgerDbRow {
   topup: string;
 }
 
-const KEY_COLUMNS = 'id, name, owner, plan, chains, status, expires_at, created_at, prefix, digest, previous_digest, previous_until';
+const KEY_COLUMNS = 'id, name, owner, plan, chains, status, expires_at, created_at, prefix, digest, previous_digest, previous_until, terms';
 
-/** The record's fields, and only those, as the parameters $1..$12 of KEY_COLUMNS. */
+/** The record's fields, and only those, as the parameters $1..$13 of KEY_COLUMNS. */
 function keyParams(r: KeyRecord): unknown[] {
   return [
     r.id,
@@ -312,6 +321,7 @@ function keyParams(r: KeyRecord): unknown[] {
     r.digest,
     r.previous?.digest ?? null,
     r.previous?.until ?? null,
+    termsJson(r),
   ];
 }
 
@@ -329,13 +339,21 @@ function fromKeyRow(row: KeyDbRow): KeyRecord {
     digest: row.digest,
     previous:
       row.previous_digest === null || row.previous_until === null ? null : { digest: row.previous_digest, until: int(row.previous_until) },
+    ...copyTerms(row.terms ?? {}),
   };
 }
 
 /** An audit entry's fields as parameters: `before` and `after` as JSON text (pg would send a JS array as a PostgreSQL array). */
 function auditParams(e: AuditEntry): unknown[] {
   if (!Number.isSafeInteger(e.at)) throw new RangeError(`an audit instant is a whole number of milliseconds: ${e.at}`);
-  return [e.at, e.action, e.keyId, e.before === null ? null : JSON.stringify(e.before), e.after === null ? null : JSON.stringify(e.after)];
+  return [
+    e.at,
+    e.action,
+    e.keyId,
+    e.before === null ? null : JSON.stringify(e.before),
+    e.after === null ? null : JSON.stringify(e.after),
+    e.actor ?? null,
+  ];
 }
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -535,7 +553,7 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
     await this.migrate();
     return this.transaction(async (client) => {
       if (!(await write(client))) return false;
-      await client.query(`INSERT INTO ${this.s}.audit (at, action, key_id, before, after) VALUES ($1, $2, $3, $4, $5)`, entry);
+      await client.query(`INSERT INTO ${this.s}.audit (at, action, key_id, before, after, actor) VALUES ($1, $2, $3, $4, $5, $6)`, entry);
       await client.query('SELECT pg_notify($1, $2)', [this.channel, id]);
       return true;
     });
@@ -545,7 +563,7 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
     return this.keyWrite(record.id, audit, async (client) => {
       try {
         await client.query(
-          `INSERT INTO ${this.s}.keys (${KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+          `INSERT INTO ${this.s}.keys (${KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
           keyParams(record),
         );
       } catch (err) {
@@ -565,7 +583,7 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
       try {
         ({ rowCount: changed } = await client.query(
           `UPDATE ${this.s}.keys SET name = $2, owner = $3, plan = $4, chains = $5, status = $6, expires_at = $7, created_at = $8,
-             prefix = $9, digest = $10, previous_digest = $11, previous_until = $12
+             prefix = $9, digest = $10, previous_digest = $11, previous_until = $12, terms = $13
            WHERE id = $1`,
           keyParams(record),
         ));
@@ -656,12 +674,15 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
   // --- audit ---
 
   async appendAudit(entry: AuditEntry): Promise<void> {
-    await this.query(`INSERT INTO ${this.s}.audit (at, action, key_id, before, after) VALUES ($1, $2, $3, $4, $5)`, auditParams(entry));
+    await this.query(
+      `INSERT INTO ${this.s}.audit (at, action, key_id, before, after, actor) VALUES ($1, $2, $3, $4, $5, $6)`,
+      auditParams(entry),
+    );
   }
 
   async listAudit(query: { from: number; to: number; keyId?: string | undefined }): Promise<AuditEntry[]> {
     const { rows } = await this.query<AuditDbRow>(
-      `SELECT at, action, key_id, before, after FROM ${this.s}.audit
+      `SELECT at, action, actor, key_id, before, after FROM ${this.s}.audit
        WHERE at BETWEEN $1 AND $2 AND ($3::text IS NULL OR key_id = $3)
        ORDER BY at, id`,
       [instant(query.from, Math.ceil), instant(query.to, Math.floor), query.keyId ?? null],
@@ -669,6 +690,7 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
     return rows.map((r) => ({
       at: int(r.at),
       action: r.action as AuditEntry['action'],
+      actor: r.actor,
       keyId: r.key_id,
       before: r.before,
       after: r.after,

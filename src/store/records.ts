@@ -1,7 +1,7 @@
 // Records copied field by field: what a backend keeps is exactly a record's fields, whatever else
 // the caller's object carries (a secret never reaches a store by construction), and a caller's
 // later change to its object never reaches what a backend holds.
-import type { KeyRecord, UsageCounts, UsageRow } from './types.js';
+import type { AuditEntry, KeyLimits, KeyRecord, KeyTerms, UsageCounts, UsageRow } from './types.js';
 
 /** Usage counters by name, in the order backends list them. */
 export const COUNTERS = ['requests', 'credits', 'cacheHits', 'refused', 'errors'] as const satisfies readonly (keyof UsageCounts)[];
@@ -19,7 +19,47 @@ export function copyKeyRecord(r: KeyRecord): KeyRecord {
     prefix: r.prefix,
     digest: r.digest,
     previous: r.previous === null ? null : { digest: r.previous.digest, until: r.previous.until },
+    ...copyTerms(r),
   };
+}
+
+const list = (v: readonly string[] | null | undefined) => (v === null || v === undefined ? null : [...v]);
+
+function copyLimits(l: KeyLimits | null | undefined): KeyLimits | null {
+  if (l === null || l === undefined) return null;
+  return { rps: l.rps ?? null, credits: l.credits ?? null, period: l.period ?? null, costs: l.costs ? { ...l.costs } : null };
+}
+
+/**
+ * A key's terms, copied; a record written before they existed (a Redis value or JSON column
+ * without them) reads as having none.
+ */
+export function copyTerms(r: Partial<KeyTerms>): KeyTerms {
+  return {
+    limits: copyLimits(r.limits),
+    routes: list(r.routes),
+    ips: list(r.ips),
+    origins: list(r.origins),
+    meta: r.meta === null || r.meta === undefined ? null : structuredClone(r.meta),
+  };
+}
+
+/** A key without terms of its own: its plan's limits, every route, network and origin. */
+export const NO_TERMS: Readonly<KeyTerms> = Object.freeze({ limits: null, routes: null, ips: null, origins: null, meta: null });
+
+/** The terms as one JSON value for a SQL column, or null when the key has none. */
+export function termsJson(r: KeyTerms): string | null {
+  const t = copyTerms(r);
+  return Object.values(t).every((v) => v === null) ? null : JSON.stringify(t);
+}
+
+/** The terms a SQL column holds (termsJson), or none. */
+export function termsFromJson(json: string | null): KeyTerms {
+  return copyTerms(json === null ? {} : (JSON.parse(json) as Partial<KeyTerms>));
+}
+
+export function copyAuditEntry(e: AuditEntry): AuditEntry {
+  return { at: e.at, action: e.action, actor: e.actor ?? null, keyId: e.keyId, before: e.before, after: e.after };
 }
 
 export function copyUsageRow(r: UsageRow): UsageRow {

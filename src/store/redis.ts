@@ -59,7 +59,7 @@
 import { Cluster } from 'ioredis';
 import type { RedisClient } from '../redis/client.js';
 import { DAY_MS, dayStartMs, utcDay } from './day.js';
-import { copyKeyRecord } from './records.js';
+import { copyKeyRecord, copyTerms } from './records.js';
 import type { AuditEntry, AuditStore, KeyRecord, KeyStore, Storage, UsageCounts, UsageQuery, UsageRow, UsageStore } from './types.js';
 
 /** Usage counters: their order in the values of a key's hash, their names in the old day hash's fields. */
@@ -260,6 +260,7 @@ function fromJson(json: string): KeyRecord {
     prefix: r.prefix,
     digest: r.digest,
     previous: r.previous ?? null,
+    ...copyTerms(r),
   };
 }
 
@@ -268,7 +269,14 @@ function auditArgs(entry: AuditEntry): [string, string] {
   if (!Number.isSafeInteger(entry.at) || entry.at < 0) throw new RangeError(`audit instant must be a non-negative integer: ${entry.at}`);
   return [
     String(entry.at),
-    JSON.stringify({ at: entry.at, action: entry.action, keyId: entry.keyId, before: entry.before, after: entry.after }),
+    JSON.stringify({
+      at: entry.at,
+      action: entry.action,
+      actor: entry.actor ?? null,
+      keyId: entry.keyId,
+      before: entry.before,
+      after: entry.after,
+    }),
   ];
 }
 
@@ -569,7 +577,7 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
         const e = JSON.parse(json) as AuditEntry;
         if (e.at < query.from || e.at > query.to) continue;
         if (query.keyId !== undefined && e.keyId !== query.keyId) continue;
-        entries.push({ at: e.at, action: e.action, keyId: e.keyId, before: e.before, after: e.after });
+        entries.push({ at: e.at, action: e.action, actor: e.actor ?? null, keyId: e.keyId, before: e.before, after: e.after });
       }
       const last = page.at(-1);
       if (page.length < LIST_BATCH || last === undefined) break;

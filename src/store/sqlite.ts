@@ -80,9 +80,10 @@ import type {
   UsageRow,
   UsageStore,
 } from './types.js';
+import { termsFromJson, termsJson } from './records.js';
 
 /** The user_version this code writes and reads. */
-export const SQLITE_SCHEMA_VERSION = 4;
+export const SQLITE_SCHEMA_VERSION = 5;
 
 // STRICT tables (https://www.sqlite.org/stricttables.html): a value of the wrong type is an error
 // instead of being stored as whatever it is. Credits are integers (config/schema.ts).
@@ -184,6 +185,14 @@ DROP TABLE ledgers;
 ALTER TABLE ledgers_v4 RENAME TO ledgers;
 `;
 
+// Version 5: a key's terms (store/types.ts KeyTerms: its own limits, allowed routes, networks
+// and origins, the operator's meta) as one JSON value, NULL when it has none; and who made each
+// audited write (the admin token's name). Rows of earlier versions have neither.
+const SCHEMA_V5 = `
+ALTER TABLE keys ADD COLUMN terms TEXT;
+ALTER TABLE audit ADD COLUMN actor TEXT;
+`;
+
 /** How long a usage batch's id is remembered, ms: far longer than a retry takes to follow. */
 const BATCH_MEMORY_MS = 3_600_000;
 
@@ -200,11 +209,13 @@ interface KeyRow {
   digest: string;
   previous_digest: string | null;
   previous_until: number | null;
+  terms: string | null;
 }
 
 interface AuditRow {
   at: number;
   action: string;
+  actor: string | null;
   key_id: string;
   before: string | null;
   after: string | null;
@@ -253,6 +264,7 @@ function toRow(r: KeyRecord): KeyRow {
     digest: r.digest,
     previous_digest: r.previous?.digest ?? null,
     previous_until: r.previous?.until ?? null,
+    terms: termsJson(r),
   };
 }
 
@@ -270,6 +282,7 @@ function fromRow(row: KeyRow): KeyRecord {
     digest: row.digest,
     previous:
       row.previous_digest === null || row.previous_until === null ? null : { digest: row.previous_digest, until: row.previous_until },
+    ...termsFromJson(row.terms),
   };
 }
 
@@ -277,6 +290,7 @@ function auditRow(entry: AuditEntry): AuditRow {
   return {
     at: entry.at,
     action: entry.action,
+    actor: entry.actor ?? null,
     key_id: entry.keyId,
     before: entry.before === null ? null : JSON.stringify(entry.before),
     after: entry.after === null ? null : JSON.stringify(entry.after),
@@ -324,20 +338,21 @@ function prepareStatements(db: Database.Database) {
     listKeys: db.prepare<[], KeyRow>('SELECT * FROM keys ORDER BY id'),
     getKey: db.prepare<[string], KeyRow>('SELECT * FROM keys WHERE id = ?'),
     insertKey: db.prepare<KeyRow>(
-      `INSERT INTO keys (id, name, owner, plan, chains, status, expires_at, created_at, prefix, digest, previous_digest, previous_until)
-       VALUES (@id, @name, @owner, @plan, @chains, @status, @expires_at, @created_at, @prefix, @digest, @previous_digest, @previous_until)`,
+      `INSERT INTO keys (id, name, owner, plan, chains, status, expires_at, created_at, prefix, digest, previous_digest, previous_until, terms)
+       VALUES (@id, @name, @owner, @plan, @chains, @status, @expires_at, @created_at, @prefix, @digest, @previous_digest, @previous_until, @terms)`,
     ),
     updateKey: db.prepare<KeyRow>(
       `UPDATE keys SET name = @name, owner = @owner, plan = @plan, chains = @chains, status = @status, expires_at = @expires_at,
-         created_at = @created_at, prefix = @prefix, digest = @digest, previous_digest = @previous_digest, previous_until = @previous_until
+         created_at = @created_at, prefix = @prefix, digest = @digest, previous_digest = @previous_digest, previous_until = @previous_until,
+         terms = @terms
        WHERE id = @id`,
     ),
     deleteKey: db.prepare<[string]>('DELETE FROM keys WHERE id = ?'),
     insertAudit: db.prepare<AuditRow>(
-      'INSERT INTO audit (at, action, key_id, before, after) VALUES (@at, @action, @key_id, @before, @after)',
+      'INSERT INTO audit (at, action, actor, key_id, before, after) VALUES (@at, @action, @actor, @key_id, @before, @after)',
     ),
     listAudit: db.prepare<{ from: number; to: number; key: string | null }, AuditRow>(
-      `SELECT at, action, key_id, before, after FROM audit
+      `SELECT at, action, actor, key_id, before, after FROM audit
        WHERE at BETWEEN @from AND @to AND (@key IS NULL OR key_id = @key)
        ORDER BY at, id`,
     ),
@@ -452,6 +467,7 @@ function migrate(db: Database.Database): void {
       for (const r of rows) insert.run({ ...r, account: sealWith(secret, r.account) });
     }
     if (version < 4) db.exec(SCHEMA_V4);
+    if (version < 5) db.exec(SCHEMA_V5);
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
   })();
   if (renames) {
@@ -820,6 +836,7 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
       c.stmt.listAudit.all({ from: query.from, to: query.to, key: query.keyId ?? null }).map((r) => ({
         at: r.at,
         action: r.action as AuditEntry['action'],
+        actor: r.actor,
         keyId: r.key_id,
         before: r.before === null ? null : (JSON.parse(r.before) as Record<string, unknown>),
         after: r.after === null ? null : (JSON.parse(r.after) as Record<string, unknown>),

@@ -28,12 +28,36 @@ export interface KeyRecord {
   digest: string;
   /** The secret a roll replaced, still accepted until `until`; null when there is none. */
   previous: { digest: string; until: number } | null;
+  /** A deal of the key's own over its plan's limits; null: the plan's. */
+  limits: KeyLimits | null;
+  /** Allowed route families (route names or patterns: `tokens/*`, `legacy.account.*`); null: every route. */
+  routes: string[] | null;
+  /** Allowed client networks (addresses or CIDR blocks); null: any. */
+  ips: string[] | null;
+  /** Allowed browser origins (`Origin`, `scheme://host[:port]`); null: any. */
+  origins: string[] | null;
+  /** The operator's own JSON about the key (keys/terms.ts bounds its size); null: none. */
+  meta: Record<string, unknown> | null;
 }
+
+/** Per-key overrides of its plan (issue 25, item 1): each null field is the plan's. */
+export interface KeyLimits {
+  rps: number | null;
+  credits: number | null;
+  period: 'daily' | 'monthly' | null;
+  /** Credits per route name, over the configuration's `costs`; null: the configuration's. */
+  costs: Record<string, number> | null;
+}
+
+/** A key's fields beyond its identity, kept as one JSON value by the SQL backends. */
+export type KeyTerms = Pick<KeyRecord, 'limits' | 'routes' | 'ips' | 'origins' | 'meta'>;
 
 /** One admin write. `before` and `after` hold the key's public fields, never a secret or a digest. */
 export interface AuditEntry {
   at: number;
   action: 'create' | 'update' | 'credits' | 'roll' | 'revoke';
+  /** Who made the write: the admin token's name (`admin.tokens`), `admin` for `admin.token`; null in entries made before names were kept. */
+  actor: string | null;
   keyId: string;
   before: Record<string, unknown> | null;
   after: Record<string, unknown> | null;

@@ -6,6 +6,7 @@
 //
 // Nothing sleeps: a test that expects a notice waits for it (`until`), with a deadline of a
 // second where the promise is "within a second".
+import { NO_TERMS } from '../../src/store/records.js';
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -66,12 +67,20 @@ function key(over: Partial<KeyRecord> = {}): KeyRecord {
     prefix,
     digest,
     previous: null,
+    ...NO_TERMS,
     ...over,
   };
 }
 
 /** The audit entry a key write carries (the key tests do not read it back; the audit suite does). */
-const note = (action: AuditEntry['action']): AuditEntry => ({ at: Date.now(), action, keyId: 'key_note', before: null, after: null });
+const note = (action: AuditEntry['action']): AuditEntry => ({
+  at: Date.now(),
+  action,
+  actor: 'ops',
+  keyId: 'key_note',
+  before: null,
+  after: null,
+});
 
 const byId = (a: KeyRecord, b: KeyRecord) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
@@ -303,6 +312,11 @@ describe.each(backends)('store contract: $name', (backend) => {
         status: 'disabled',
         expiresAt: 1_800_000_000_000,
         previous: { digest: 'ab'.repeat(32), until: 1_790_000_600_000 },
+        limits: { rps: 50, credits: null, period: 'monthly', costs: { 'tokens/{address_hash_param}': 2, 'rpc.eth_getLogs': 0 } },
+        routes: ['tokens/*', 'legacy.account.*'],
+        ips: ['203.0.113.0/24', '2001:db8::1'],
+        origins: ['https://app.example.com'],
+        meta: { customer: 'cus_123', tier: { name: 'gold', seats: 3 }, tags: ['a', 'b'], note: null },
       });
       expect(await store.keys.createKey(plain, note('create'))).toBe(true);
       expect(await store.keys.createKey(full, note('create'))).toBe(true);
@@ -345,6 +359,17 @@ describe.each(backends)('store contract: $name', (backend) => {
       const disabled: KeyRecord = { ...renamed, status: 'disabled' };
       expect(await store.keys.updateKey(disabled, note('update'))).toBe(true);
       expect(await store.keys.getKey(a.id)).toEqual(disabled);
+      // Terms given, then taken away again.
+      const dealt: KeyRecord = {
+        ...disabled,
+        limits: { rps: 1, credits: 0, period: null, costs: null },
+        ips: ['10.0.0.0/8'],
+        meta: { n: 1 },
+      };
+      expect(await store.keys.updateKey(dealt, note('update'))).toBe(true);
+      expect(await store.keys.getKey(a.id)).toEqual(dealt);
+      expect(await store.keys.updateKey({ ...dealt, ...NO_TERMS }, note('update'))).toBe(true);
+      expect(await store.keys.getKey(a.id)).toEqual({ ...dealt, ...NO_TERMS });
 
       const c = key({ name: a.name });
       expect(await store.keys.createKey(c, note('create'))).toBe(true);
@@ -411,6 +436,7 @@ describe.each(backends)('store contract: $name', (backend) => {
       const at = (n: number, action: AuditEntry['action'], keyId: string): AuditEntry => ({
         at: t + n,
         action,
+        actor: 'ops',
         keyId,
         before: action === 'create' ? null : { n },
         after: action === 'revoke' ? null : { n },
@@ -449,6 +475,7 @@ describe.each(backends)('store contract: $name', (backend) => {
     const entry = (at: number, action: AuditEntry['action'], keyId: string, after: Record<string, unknown> | null = null): AuditEntry => ({
       at,
       action,
+      actor: 'ops',
       keyId,
       before: action === 'create' ? null : { plan: 'small', chains: null },
       after,
@@ -586,6 +613,7 @@ describe.each(backends)('store contract: $name', (backend) => {
     await store.audit.appendAudit({
       at: Date.now(),
       action: 'roll',
+      actor: 'ops',
       keyId: a.id,
       before: { prefix: a.prefix },
       after: { prefix: rolled.prefix },
@@ -818,9 +846,23 @@ describe('Redis store', () => {
     const p = redis.prefix();
     const c = redis.client();
     const a = key({ name: 'team {1}|ops:main' });
-    const created: AuditEntry = { at: 1_790_000_000_100, action: 'create', keyId: a.id, before: null, after: { name: a.name } };
+    const created: AuditEntry = {
+      at: 1_790_000_000_100,
+      action: 'create',
+      actor: 'ops',
+      keyId: a.id,
+      before: null,
+      after: { name: a.name },
+    };
     await store.keys.createKey(a, created);
-    await store.audit.appendAudit({ at: 1_790_000_000_123, action: 'credits', keyId: a.id, before: null, after: { added: 5 } });
+    await store.audit.appendAudit({
+      at: 1_790_000_000_123,
+      action: 'credits',
+      actor: 'ops',
+      keyId: a.id,
+      before: null,
+      after: { added: 5 },
+    });
     const batchId = batch();
     await store.usage.addUsage([row(today(), a.id, '8453', 'blocks/{block_hash_or_number_param}', { requests: 2, credits: 40 })], batchId);
 
@@ -835,7 +877,7 @@ describe('Redis store', () => {
     expect([id1, fields1[0], JSON.parse(fields1[1]!)]).toEqual([
       '1790000000123-0',
       'e',
-      { at: 1_790_000_000_123, action: 'credits', keyId: a.id, before: null, after: { added: 5 } },
+      { at: 1_790_000_000_123, action: 'credits', actor: 'ops', keyId: a.id, before: null, after: { added: 5 } },
     ]);
     expect(await c.smembers(`${p}usage:{${today()}}:keys`)).toEqual([a.id]);
     expect(await c.hgetall(`${p}usage:{${today()}}:key:${a.id}`)).toEqual({ '8453|blocks/{block_hash_or_number_param}': '2 40 0 0 0' });
@@ -907,17 +949,17 @@ describe('Redis store', () => {
   it('an audit entry older than the last one is kept, at its own instant, and the lag it caused is remembered', async () => {
     const { store } = redis.world();
     const p = redis.prefix();
-    await store.audit.appendAudit({ at: 5_000, action: 'create', keyId: 'key_a', before: null, after: null });
-    await store.audit.appendAudit({ at: 3_000, action: 'update', keyId: 'key_a', before: null, after: null });
+    await store.audit.appendAudit({ at: 5_000, action: 'create', actor: 'ops', keyId: 'key_a', before: null, after: null });
+    await store.audit.appendAudit({ at: 3_000, action: 'update', actor: 'ops', keyId: 'key_a', before: null, after: null });
     expect((await redis.client().xrange(`${p}{keys}:audit`, '-', '+')).map(([id]) => id)).toEqual(['5000-0', '5000-1']);
     expect(await redis.client().get(`${p}{keys}:audit:lag`)).toBe('2000');
     expect((await store.audit.listAudit({ from: 3_000, to: 3_000 })).map((e) => e.action)).toEqual(['update']);
-    await expect(store.audit.appendAudit({ at: -1, action: 'create', keyId: 'key_a', before: null, after: null })).rejects.toThrow(
-      RangeError,
-    );
+    await expect(
+      store.audit.appendAudit({ at: -1, action: 'create', actor: 'ops', keyId: 'key_a', before: null, after: null }),
+    ).rejects.toThrow(RangeError);
     // A key write's entry is shifted the same way, inside its script.
     const k = key();
-    await store.keys.createKey(k, { at: 4_000, action: 'create', keyId: k.id, before: null, after: null });
+    await store.keys.createKey(k, { at: 4_000, action: 'create', actor: 'ops', keyId: k.id, before: null, after: null });
     expect((await store.audit.listAudit({ from: 4_000, to: 4_000 })).map((e) => e.keyId)).toEqual([k.id]);
   });
 
@@ -949,10 +991,10 @@ describe('Redis store', () => {
     await c.xadd(`${p}{audit}`, '2000-*', 'e', JSON.stringify(old));
     await c.xadd(`${p}{audit}`, '2000-*', 'e', JSON.stringify(shifted));
     await c.set(`${p}{audit}:lag`, '500');
-    const now: AuditEntry = { at: 1_800, action: 'credits', keyId: 'key_new', before: null, after: null };
+    const now: AuditEntry = { at: 1_800, action: 'credits', actor: 'ops', keyId: 'key_new', before: null, after: null };
     await store.audit.appendAudit(now);
-    expect(await store.audit.listAudit({ from: 0, to: 10_000 })).toEqual([shifted, now, old]);
-    expect(await store.audit.listAudit({ from: 1_500, to: 1_500 })).toEqual([shifted]);
+    expect(await store.audit.listAudit({ from: 0, to: 10_000 })).toEqual([{ ...shifted, actor: null }, now, { ...old, actor: null }]);
+    expect(await store.audit.listAudit({ from: 1_500, to: 1_500 })).toEqual([{ ...shifted, actor: null }]);
     expect(await store.audit.listAudit({ from: 0, to: 10_000, keyId: 'key_new' })).toEqual([now]);
   });
 });
@@ -970,7 +1012,7 @@ describe('SQLite store', () => {
     const file = join(dir, 'reopen', 'store.db');
     const first = new SqliteStore(file);
     const a = key({ chains: ['1'], previous: { digest: 'cd'.repeat(32), until: 1_790_000_000_000 } });
-    const audit: AuditEntry = { at: 1_790_000_000_000, action: 'create', keyId: a.id, before: null, after: { name: a.name } };
+    const audit: AuditEntry = { at: 1_790_000_000_000, action: 'create', actor: 'ops', keyId: a.id, before: null, after: { name: a.name } };
     const usage = row(today(), a.id, '1', 'stats', { requests: 3, credits: 60, cacheHits: 1, refused: 1, errors: 1 });
     const ledgers = [
       { account: 'acct-1', day: 'd20261123', daySpent: 20, month: 'm202611', monthSpent: 120, topup: 5_000 },
@@ -1026,7 +1068,7 @@ describe('SQLite store', () => {
     try {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
-      expect(SQLITE_SCHEMA_VERSION).toBe(4);
+      expect(SQLITE_SCHEMA_VERSION).toBe(5);
       expect(db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all()).toEqual([
         'audit',
         'keys',
@@ -1045,9 +1087,9 @@ describe('SQLite store', () => {
     const file = join(dir, 'newer', 'store.db');
     mkdirSync(join(dir, 'newer'));
     const db = new Database(file);
-    db.pragma('user_version = 5');
+    db.pragma('user_version = 6');
     db.close();
-    expect(() => new SqliteStore(file)).toThrow('the store file has schema version 5; this gateway knows up to 4');
+    expect(() => new SqliteStore(file)).toThrow('the store file has schema version 6; this gateway knows up to 5');
   });
 
   it('brings a version 1 file to the current version, keeping its usage', async () => {
@@ -1059,6 +1101,7 @@ describe('SQLite store', () => {
     const db = new Database(file);
     // What version 1 did not have, and its ledgers table of one period's spend.
     db.exec(`DROP TABLE usage_batches; DROP TABLE meta; DROP TABLE ledgers;
+      ALTER TABLE keys DROP COLUMN terms; ALTER TABLE audit DROP COLUMN actor;
       CREATE TABLE ledgers (account TEXT PRIMARY KEY, period_id TEXT NOT NULL, spent INTEGER NOT NULL, topup INTEGER NOT NULL) STRICT;`);
     db.pragma('user_version = 1');
     db.close();

@@ -251,7 +251,8 @@ describe('the dashboard and the alert rules name what the gateway exports', () =
     expect(exported.get('egw_upstream_request_duration_seconds')?.type).toBe('histogram');
     expect(exported.get('egw_upstream_errors_total')?.labels).toEqual(new Set(['chain', 'kind']));
     expect(exported.get('egw_quota_refusals_total')?.labels).toEqual(new Set(['plan', 'reason']));
-    expect(exported.get('egw_credits_spent_total')?.labels).toEqual(new Set(['key']));
+    // By plan: metrics.perKey is off by default, and the dashboard and rules rely on no key label.
+    expect(exported.get('egw_credits_spent_total')?.labels).toEqual(new Set(['plan']));
   });
 
   it('catches a metric or label the gateway does not export, and a query that is not PromQL', () => {

@@ -129,7 +129,7 @@ describe.each(['sqlite', 'redis', 'postgres'] as const)('the admin API (%s store
     const k = await create({ name: 'buyer', plan: 'small' });
     for (let i = 0; i < 3; i++) expect((await use(k.key)).status).toBe(200);
     const topped = await admin.post(`/keys/${k.id}/credits`, { amount: 50 });
-    expect(topped).toEqual({ status: 200, body: { id: k.id, added: 50, topup: 50, remaining: 90 } });
+    expect(topped).toEqual({ status: 200, body: { id: k.id, added: 50, topup: 50, remaining: 90, reason: null } });
     clock.now += 2_000;
     const spent = [];
     for (let i = 0; i < 3; i++) spent.push(hdr(await use(k.key), 'x-credits-remaining'));

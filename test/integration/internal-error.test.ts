@@ -36,6 +36,12 @@ class BrokenStore implements QuotaStore {
   topUp(account: string, amount: number): Promise<number> {
     return this.inner.topUp(account, amount);
   }
+  adjustTopUp(account: string, delta: number): Promise<{ before: number; after: number }> {
+    return this.inner.adjustTopUp(account, delta);
+  }
+  setTopUp(account: string, value: number): Promise<{ before: number; after: number }> {
+    return this.inner.setTopUp(account, value);
+  }
   balance(account: string, period: Period, nowMs: number): Promise<Balance> {
     return this.inner.balance(account, period, nowMs);
   }

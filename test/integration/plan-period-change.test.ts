@@ -127,11 +127,14 @@ describe('a PostgreSQL schema of version 1', () => {
     const day = periodWindow('daily', DAY3).id;
     const month = periodWindow('monthly', DAY3).id;
     // The tables the migration to version 2 reads, as version 1 made them (src/store/postgres.ts,
-    // MIGRATIONS[0]); the others it leaves alone, and a gateway made them at version 1 alike.
+    // MIGRATIONS[0]); the others it leaves alone but for version 4's columns.
     await withClient(async (c) => {
       await c.query(`CREATE SCHEMA ${s}`);
       await c.query(`CREATE TABLE ${s}.schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
       await c.query(`INSERT INTO ${s}.schema_version (version) VALUES (1)`);
+      // The tables of version 1 that a later version changes (only their columns that matter here).
+      await c.query(`CREATE TABLE ${s}.keys (id text COLLATE "C" PRIMARY KEY)`);
+      await c.query(`CREATE TABLE ${s}.audit (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY)`);
       await c.query(`CREATE TABLE ${s}.ledgers (
         account text COLLATE "C" PRIMARY KEY, period_id text NOT NULL, spent bigint NOT NULL, topup bigint NOT NULL)`);
       await c.query(
@@ -157,7 +160,7 @@ describe('a PostgreSQL schema of version 1', () => {
       const versions = await withClient(
         async (c) => (await c.query<{ version: number }>(`SELECT version FROM ${s}.schema_version ORDER BY version`)).rows,
       );
-      expect(versions).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+      expect(versions).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
     } finally {
       await store.close();
     }

@@ -6,6 +6,7 @@
 //
 // Nothing sleeps: a test that expects a notice waits for it (`until`), with a deadline of a
 // second where the promise is "within a second".
+import { NO_TERMS } from '../../src/store/records.js';
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { MemoryQuotaStore } from '../../src/quota/memory.js';
@@ -37,12 +38,13 @@ function key(over: Partial<KeyRecord> = {}): KeyRecord {
     prefix: secret.slice(0, 12),
     digest: createHash('sha256').update(secret).digest('hex'),
     previous: null,
+    ...NO_TERMS,
     ...over,
   };
 }
 
 function audit(action: AuditEntry['action'], record: KeyRecord, at = 1_790_000_000_000 + serial++): AuditEntry {
-  return { at, action, keyId: record.id, before: null, after: { name: record.name, plan: record.plan } };
+  return { at, action, actor: 'ops', keyId: record.id, before: null, after: { name: record.name, plan: record.plan } };
 }
 
 function row(day: string, keyId: string, chain: string, route: string, counts: Partial<UsageRow> = {}): UsageRow {
@@ -380,6 +382,9 @@ describe('PostgreSQL store: usage and ledgers', () => {
       await c.query(`CREATE SCHEMA ${q}`);
       await c.query(`CREATE TABLE ${q}.schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
       await c.query(`INSERT INTO ${q}.schema_version (version) VALUES (1), (2)`);
+      // The tables of version 1 that later versions change (only their columns that matter here).
+      await c.query(`CREATE TABLE ${q}.keys (id text COLLATE "C" PRIMARY KEY)`);
+      await c.query(`CREATE TABLE ${q}.audit (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY)`);
       await c.query(`CREATE TABLE ${q}.ledgers (account text COLLATE "C" PRIMARY KEY, day text NOT NULL, day_spent bigint NOT NULL,
         month text NOT NULL, month_spent bigint NOT NULL, topup bigint NOT NULL)`);
       await c.query(`INSERT INTO ${q}.ledgers VALUES ($1, '', 0, 'm202611', 40, 3)`, [account]);

@@ -3,6 +3,7 @@
 // came back before its command connection, the read that followed failed, and nothing read
 // again. Here a real store fails the read on purpose once, while a key is revoked behind the
 // process's back.
+import { NO_TERMS } from '../../src/store/records.js';
 import type { Logger } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { newKeyId, newSecret, RuntimeKeys } from '../../src/keys/runtime.js';
@@ -29,10 +30,18 @@ function record(): KeyRecord {
     prefix,
     digest,
     previous: null,
+    ...NO_TERMS,
   };
 }
 
-const audit = (action: AuditEntry['action'], keyId: string): AuditEntry => ({ at: Date.now(), action, keyId, before: null, after: null });
+const audit = (action: AuditEntry['action'], keyId: string): AuditEntry => ({
+  at: Date.now(),
+  action,
+  actor: 'ops',
+  keyId,
+  before: null,
+  after: null,
+});
 
 /** The real store, whose next `failures` listKeys calls fail as a store away would. */
 function faulty(store: SqliteStore): { store: KeyStore; fail: (n: number) => void; reads: () => number } {

@@ -4,6 +4,7 @@
 // call rejected until it can; ledger rows are named by a keyed hash, and a version 2 file's plain
 // sha256 names are renamed and overwritten. The same faults under a real gateway process (a full
 // disk, a read-only folder) are in storage-faults.test.ts.
+import { NO_TERMS } from '../../src/store/records.js';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,10 +42,12 @@ const key = (name: string): KeyRecord => ({
   prefix: 'egw_abcdefgh',
   digest: hashKey(name),
   previous: null,
+  ...NO_TERMS,
 });
 const created = (k: KeyRecord): AuditEntry => ({
   at: 1_790_000_000_000,
   action: 'create',
+  actor: 'ops',
   keyId: k.id,
   before: null,
   after: { name: k.name },
@@ -180,7 +183,7 @@ describe('ledger rows', () => {
     const writer = new SqliteStore(file);
     await writer.close();
     const db = new Database(file);
-    db.exec(`DROP TABLE meta; DROP TABLE ledgers;
+    db.exec(`DROP TABLE meta; DROP TABLE ledgers; ALTER TABLE keys DROP COLUMN terms; ALTER TABLE audit DROP COLUMN actor;
       CREATE TABLE ledgers (account TEXT PRIMARY KEY, period_id TEXT NOT NULL, spent INTEGER NOT NULL, topup INTEGER NOT NULL) STRICT;`);
     const insert = db.prepare<[string, string, number, number]>(
       'INSERT INTO ledgers (account, period_id, spent, topup) VALUES (?, ?, ?, ?)',

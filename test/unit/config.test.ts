@@ -38,7 +38,7 @@ describe('configuration', () => {
       cors: { origins: ['*'], maxAgeSeconds: 600 },
       trustProxy: false,
     });
-    expect(c.metrics).toEqual({ enabled: true, host: '127.0.0.1' });
+    expect(c.metrics).toEqual({ enabled: true, host: '127.0.0.1', perKey: false });
     expect(c.health).toEqual({ probeIntervalMs: 10_000, probeTimeoutMs: 2_000 });
     expect(c.redis).toBeUndefined();
     expect(c.chains['1']).toEqual({
@@ -70,6 +70,12 @@ describe('configuration', () => {
 
   it('names the file, the line and the key path of each problem', () => {
     expect(problems(MINIMAL.replace('rps: 5', 'rps: 0'))).toEqual(['test.yaml:5: plans.free.rps: expected a positive integer']);
+  });
+
+  it('metrics.perKey: off unless set, a boolean (issue 25, item 10)', () => {
+    expect(parseConfig(`${MINIMAL}\nmetrics: { port: 9090 }\n`, 't', {}).metrics.perKey).toBe(false);
+    expect(parseConfig(`${MINIMAL}\nmetrics: { perKey: true }\n`, 't', {}).metrics.perKey).toBe(true);
+    expect(problems(`${MINIMAL}\nmetrics: { perKey: yes please }\n`)).toEqual(['test.yaml:9: metrics.perKey: expected true or false']);
   });
 
   it('rejects unknown keys anywhere', () => {

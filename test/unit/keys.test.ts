@@ -1,3 +1,4 @@
+import { NO_TERMS } from '../../src/store/records.js';
 import { describe, expect, it } from 'vitest';
 import { hashKey } from '../../src/auth/digest.js';
 import { extractKey } from '../../src/auth/credentials.js';
@@ -70,6 +71,7 @@ describe('KeyRing', () => {
     prefix: 'egw_abcdefgh',
     digest: hashKey('egw_first'),
     previous: null,
+    ...NO_TERMS,
     ...over,
   });
 

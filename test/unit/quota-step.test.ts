@@ -20,6 +20,12 @@ class FailingStore implements QuotaStore {
   topUp(): Promise<number> {
     return Promise.reject(new Error(this.message));
   }
+  adjustTopUp(): Promise<{ before: number; after: number }> {
+    return Promise.reject(new Error(this.message));
+  }
+  setTopUp(): Promise<{ before: number; after: number }> {
+    return Promise.reject(new Error(this.message));
+  }
   balance(): Promise<Balance> {
     return Promise.reject(new Error(this.message));
   }
@@ -46,6 +52,10 @@ const key: ApiKey = {
   rpsHeader: '1',
   status: 'active',
   chains: undefined,
+  costs: undefined,
+  routes: undefined,
+  ips: undefined,
+  origins: undefined,
 };
 
 /** As the pipeline takes a decision: a rejected store promise goes to storeFailed. */

@@ -2,7 +2,7 @@
 // and a secret verified (keys:verify).
 // Configured (YAML) keys are listed and shown, but read-only here: the file is their source. Each
 // call parses with its schemas in the table (surface.ts) and answers with its status there.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Send } from '../context.js';
 import type { AdminService } from '../service.js';
 import { ADMIN_ROUTES as R, at } from '../surface.js';
@@ -10,11 +10,14 @@ import { parseBody, parseQuery } from '../validate.js';
 
 type WithId = { Params: { id: string } };
 
+/** Who makes a write, as its audit entry names them: the admin token's name (admin/server.ts). */
+const actor = (request: FastifyRequest): string => request.adminToken?.name ?? 'admin';
+
 export function registerKeyRoutes(api: FastifyInstance, service: AdminService, send: Send): void {
   api.route({
     ...at('createKey'),
     handler: async (request, reply) => {
-      const { view, secret } = await service.createKey(parseBody(R.createKey.body, request.body));
+      const { view, secret } = await service.createKey(parseBody(R.createKey.body, request.body), actor(request));
       // The secret is in this answer only: it is stored as its digest.
       return send(reply, R.createKey.answer.status, { ...view, key: secret });
     },
@@ -33,14 +36,18 @@ export function registerKeyRoutes(api: FastifyInstance, service: AdminService, s
     handler: async (request, reply) => {
       // The key first: an unknown or configured key is a 404 or 409 whatever the body holds.
       const id = service.checkWritable(request.params.id);
-      return send(reply, R.updateKey.answer.status, await service.updateKey(id, parseBody(R.updateKey.body, request.body)));
+      return send(reply, R.updateKey.answer.status, await service.updateKey(id, parseBody(R.updateKey.body, request.body), actor(request)));
     },
   });
   api.route<WithId>({
     ...at('addCredits'),
     handler: async (request, reply) => {
       const id = service.checkKnown(request.params.id);
-      return send(reply, R.addCredits.answer.status, await service.addCredits(id, parseBody(R.addCredits.body, request.body).amount));
+      return send(
+        reply,
+        R.addCredits.answer.status,
+        await service.addCredits(id, parseBody(R.addCredits.body, request.body), actor(request)),
+      );
     },
   });
   api.route<WithId>({
@@ -48,7 +55,7 @@ export function registerKeyRoutes(api: FastifyInstance, service: AdminService, s
     handler: async (request, reply) => {
       const id = service.checkWritable(request.params.id);
       const { graceSeconds = 0 } = parseBody(R.rollKey.body, request.body);
-      const { view, secret, previousValidUntil } = await service.rollKey(id, graceSeconds);
+      const { view, secret, previousValidUntil } = await service.rollKey(id, graceSeconds, actor(request));
       return send(reply, R.rollKey.answer.status, { ...view, key: secret, previousValidUntil });
     },
   });
@@ -59,6 +66,6 @@ export function registerKeyRoutes(api: FastifyInstance, service: AdminService, s
   });
   api.route<WithId>({
     ...at('revokeKey'),
-    handler: async (request, reply) => send(reply, R.revokeKey.answer.status, await service.revokeKey(request.params.id)),
+    handler: async (request, reply) => send(reply, R.revokeKey.answer.status, await service.revokeKey(request.params.id, actor(request))),
   });
 }
