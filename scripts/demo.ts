@@ -26,6 +26,32 @@ const address = '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045';
 const token = '0xb7d311e2eb55f2f68a9440da38e7989210b9a05e';
 const tx = '0x2ab9c5e6b6f8d3b1c5a4f1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0';
 const bearer = `-H 'Authorization: Bearer ${key}'`;
+
+/**
+ * What an operator sells, made through the admin API at start (the same calls the CLI makes): an
+ * account on plan pro whose two keys share its credits and rate, and a key on plan free with a
+ * deal of its own. Undefined when the admin API is off.
+ */
+async function sell(): Promise<{ account: string; web: string; backend: string; deal: string } | undefined> {
+  const adminUrl = app.gateway.adminUrl();
+  if (adminUrl === undefined || config.admin.token === undefined) return undefined;
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(adminUrl + path, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${config.admin.token!}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`demo: POST ${path} answered ${res.status}: ${await res.text()}`);
+    return (await res.json()) as { id: string; key: string };
+  };
+  const account = await post('/accounts', { name: 'acme-corp', plan: 'pro', meta: { crm: 'cus_42' } });
+  const web = await post('/keys', { name: 'acme-web', account: account.id, origins: ['https://app.acme.example'] });
+  const backend = await post('/keys', { name: 'acme-backend', account: account.id });
+  const deal = await post('/keys', { name: 'big-customer', plan: 'free', limits: { rps: 50, costs: { stats: 1 } } });
+  return { account: account.id, web: web.key, backend: backend.key, deal: deal.key };
+}
+const sold = await sell();
+const bearerOf = (secret: string) => `-H 'Authorization: Bearer ${secret}'`;
 process.stdout.write(`
 explorer-gateway demo
   fixture explorer: ${explorer.url}
@@ -51,11 +77,25 @@ Every client a customer brings (docs/clients.md):
   curl -s '${base}/1/api?apikey=${key}' -d 'module=contract&action=verifysourcecode&contractaddress=${VERIFIABLE_CONTRACT}&contractname=Counter&compilerversion=v0.8.24%2Bcommit.e11b9ed9&codeformat=solidity-single-file&optimizationUsed=0&sourceCode=contract%20Counter%20%7B%7D'   # verification: a GUID
   curl -s '${base}/1/api?module=contract&action=checkverifystatus&guid=<GUID>&apikey=${key}'   # Pending in queue, then Pass - Verified
 
-Sell a key (the admin API, on its own loopback port; the CLI calls the same API):
+Sold at start through the admin API (docs/admin-api.md):${
+  sold === undefined
+    ? ' nothing (admin API off: set admin.token)'
+    : `
+  account ${sold.account} (acme-corp, plan pro): its keys acme-web (browser origin https://app.acme.example only) and acme-backend share one balance and one rate
+  curl -s -D - -o /dev/null ${bearerOf(sold.backend)} ${base}/1/api/v2/stats | grep -i '^x-'   # x-credits-remaining: the account's
+  curl -s -D - -o /dev/null ${bearerOf(sold.web)} -H 'Origin: https://app.acme.example' ${base}/1/api/v2/stats | grep -i '^x-credits'   # lower: the same balance
+  curl -s ${bearerOf(sold.web)} ${base}/1/api/v2/stats; echo   # 403: no Origin, key restriction: origins
+  key big-customer: plan free (5 requests a second) with a deal of its own, 50 a second and stats at 1 credit
+  curl -s -D - -o /dev/null ${bearerOf(sold.deal)} ${base}/1/api/v2/stats | grep -i '^x-'   # x-ratelimit-limit: 50`
+}
+
+Sell more (the admin API, on its own loopback port; the CLI calls the same API):
   export EGW_ADMIN_URL=${app.gateway.adminUrl() ?? '(admin API off: set admin.token)'} EGW_ADMIN_TOKEN=${config.admin.token ?? ''}
   curl -s -H "Authorization: Bearer $EGW_ADMIN_TOKEN" -H 'content-type: application/json' -d '{"name":"acme","plan":"pro","owner":"acme-corp"}' $EGW_ADMIN_URL/keys
   npx tsx src/cli.ts keys list
   npx tsx src/cli.ts keys credits <id> 5000
+  npx tsx src/cli.ts accounts list
+  npx tsx src/cli.ts plans create --name team --rps 100 --credits 500000 --period monthly
   npx tsx src/cli.ts usage --format csv
 
 Operate it (the operations listener, loopback only; the public port has a bare /healthz and /readyz):

@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
 import { basename, dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { ADMIN_USAGE, CliError, runAdminCommand } from './admin/cli.js';
+import { ADMIN_USAGE, CliError, runAdminCommand, type AdminCommand } from './admin/cli.js';
 import { hashKey } from './auth/digest.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { adminTokens, type Config } from './config/schema.js';
@@ -77,6 +77,10 @@ const ADMIN_COMMANDS: Record<string, string> = {
     'Gives the key a new secret (same id, plan, balance, usage); the old one is refused after --grace SECONDS (default 0: at once; at most 30 days).',
   'keys revoke': 'Revokes the key: its secret is refused from now on.',
   usage: 'Prints usage (requests, credits, cache hits, refusals, errors) per day, key, chain and route; --format csv for a spreadsheet.',
+  plans:
+    "Lists, shows, makes, changes and deletes plans made at run time (the configuration's are listed, read-only); a change reaches every process within a second and keeps what was spent.",
+  accounts:
+    'Lists, shows, makes, changes and deletes accounts: customers whose keys (keys create --account ID) share a plan, its limits, credits and rate.',
 };
 
 const ADMIN_WHERE = `Where the admin API is: --admin-url URL, else EGW_ADMIN_URL, else the admin address of --config
@@ -121,7 +125,7 @@ const KEYS_SUBCOMMANDS = Object.keys(ADMIN_COMMANDS)
  * The help `argv` (after `keys` or `usage`) asks for, or undefined when it asks for none: with
  * `--help` or `-h` before any `--`, the first word that is no option's value names the subcommand.
  */
-export function adminHelpAsked(command: 'keys' | 'usage', argv: readonly string[]): string | undefined {
+export function adminHelpAsked(command: AdminCommand, argv: readonly string[]): string | undefined {
   let asked = false;
   let sub: string | undefined;
   for (let i = 0; i < argv.length; i++) {
@@ -134,7 +138,7 @@ export function adminHelpAsked(command: 'keys' | 'usage', argv: readonly string[
     } else sub ??= arg;
   }
   if (!asked) return undefined;
-  if (command === 'usage') return adminHelp('usage');
+  if (command !== 'keys') return adminHelp(command);
   return sub !== undefined && KEYS_SUBCOMMANDS.includes(sub) ? adminHelp(`keys ${sub}`) : adminHelp('keys');
 }
 
@@ -464,7 +468,7 @@ function watchFile(file: string, onChange: (why: string) => void): void {
 
 export async function main(argv: string[], signals: HeldSignals): Promise<void> {
   // The admin commands have options of their own.
-  if (argv[0] === 'keys' || argv[0] === 'usage') {
+  if (argv[0] === 'keys' || argv[0] === 'usage' || argv[0] === 'plans' || argv[0] === 'accounts') {
     const command = argv[0];
     signals.restoreDefaults();
     try {

@@ -1,4 +1,4 @@
-// `explorer-gateway keys ...` and `explorer-gateway usage ...`: the admin API from a shell. The
+// `explorer-gateway keys|plans|accounts|usage ...`: the admin API from a shell. The
 // commands call a running gateway's admin API (never its store directly, so that every write is
 // checked, audited and seen by every process), print its JSON (or CSV), and exit non-zero with
 // the API's message when it refuses.
@@ -7,19 +7,30 @@ import { loadConfig } from '../config/load.js';
 import { ADMIN_ROUTES, adminPath, type AdminOperation } from './surface.js';
 
 export const ADMIN_USAGE = `Admin commands (a running gateway's admin API; token from EGW_ADMIN_TOKEN):
-  explorer-gateway keys create --name NAME --plan PLAN [--owner OWNER] [--chains 1,100] [--expires 2027-01-01] [TERMS]
-  explorer-gateway keys list [--owner OWNER] [--plan PLAN] [--status active|disabled|unverified]
+  explorer-gateway keys create --name NAME --plan PLAN|--account ID [--owner OWNER] [--chains 1,100] [--expires 2027-01-01] [TERMS]
+  explorer-gateway keys list [--name TEXT] [--prefix egw_AbC] [--owner OWNER] [--meta FIELD:VALUE] [--plan PLAN] [--status active|disabled|unverified|revoked] [--limit N] [--cursor CURSOR]
+                                             (a page of at most --limit keys, 100 by default; --cursor: nextCursor of the page before)
   explorer-gateway keys show ID
   explorer-gateway keys update ID [--plan PLAN] [--status active|disabled] [--name NAME] [--owner OWNER] [--chains 1,100] [--expires DATE|never] [TERMS]
   explorer-gateway keys credits ID AMOUNT|--set N [--reason TEXT]   (a negative AMOUNT takes credits away; it and --set need --reason)
   explorer-gateway keys roll ID [--grace SECONDS]
   explorer-gateway keys revoke ID
   explorer-gateway keys verify [KEY]            (KEY read from stdin if not given, as hash-key does)
-  explorer-gateway usage [--from DATE] [--to DATE] [--key ID] [--owner OWNER] [--chain ID] [--route NAME] [--format json|csv]
+  explorer-gateway plans list
+  explorer-gateway plans show NAME
+  explorer-gateway plans create --name NAME --rps N --credits N [--period daily|monthly]
+  explorer-gateway plans update NAME [--rps N] [--credits N] [--period daily|monthly]
+  explorer-gateway plans delete NAME
+  explorer-gateway accounts list [--name TEXT] [--plan PLAN] [--meta FIELD:VALUE] [--limit N] [--cursor C]
+  explorer-gateway accounts show ID
+  explorer-gateway accounts create --name NAME --plan PLAN [--rps N] [--credits N] [--period P] [--cost ROUTE=N] [--meta JSON]
+  explorer-gateway accounts update ID [--name NAME] [--plan PLAN] [--rps N|plan] [--credits N|plan] [--period P|plan] [--cost ROUTE=N|plan] [--limits plan] [--meta JSON|none]
+  explorer-gateway usage [--from DATE] [--to DATE] [--key ID] [--owner OWNER] [--account ID] [--chain ID] [--route NAME] [--format json|csv]
 Where the admin API is: --admin-url URL, else EGW_ADMIN_URL, else the admin address of --config FILE.
 TERMS, a deal and restrictions of the key's own ("plan" returns a limit to the plan's, "any" lifts a restriction):
   --rps N|plan  --credits N|plan  --period daily|monthly|plan  --cost ROUTE=N (repeatable)|plan  --limits plan (the whole deal)
   --routes 'tokens/*,legacy.account.*'|any  --ips 203.0.113.0/24,...|any  --origins https://app.example|any  --meta JSON|none
+  --account ID|none (the account whose plan, limits, credits and rate the key shares)
 `;
 
 /** A refusal of the command line itself (exit 2) or of the API (exit 1). */
@@ -59,6 +70,10 @@ const OPTIONS = {
   meta: { type: 'string' },
   set: { type: 'string' },
   reason: { type: 'string' },
+  account: { type: 'string' },
+  prefix: { type: 'string' },
+  cursor: { type: 'string' },
+  limit: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -105,7 +120,26 @@ function call(op: AdminOperation, id?: string, query?: URLSearchParams, body?: R
 }
 
 /** The options named, as query parameters, those given only. */
-function queryOf(v: Values, names: readonly ('from' | 'to' | 'key' | 'owner' | 'chain' | 'route' | 'format' | 'plan' | 'status')[]) {
+function queryOf(
+  v: Values,
+  names: readonly (
+    | 'from'
+    | 'to'
+    | 'key'
+    | 'owner'
+    | 'account'
+    | 'chain'
+    | 'route'
+    | 'format'
+    | 'plan'
+    | 'status'
+    | 'name'
+    | 'prefix'
+    | 'meta'
+    | 'cursor'
+    | 'limit'
+  )[],
+) {
   const q = new URLSearchParams();
   for (const name of names) {
     const value = v[name];
@@ -147,6 +181,7 @@ function termsOf(v: Values): Record<string, unknown> {
   if (v.routes !== undefined) body.routes = v.routes === 'any' ? null : list(v.routes);
   if (v.ips !== undefined) body.ips = v.ips === 'any' ? null : list(v.ips);
   if (v.origins !== undefined) body.origins = v.origins === 'any' ? null : list(v.origins);
+  if (v.account !== undefined) body.account = v.account === 'none' ? null : v.account;
   if (v.meta !== undefined) {
     try {
       body.meta = v.meta === 'none' ? null : (JSON.parse(v.meta) as unknown);
@@ -157,19 +192,81 @@ function termsOf(v: Values): Record<string, unknown> {
   return body;
 }
 
+/** A plan's fields from the flags: integers and a period, never `plan`. */
+function planFields(v: Values): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (v.rps !== undefined) body.rps = integer(v.rps, '--rps');
+  if (v.credits !== undefined) body.credits = integer(v.credits, '--credits');
+  if (v.period !== undefined) body.period = v.period;
+  return body;
+}
+
+function plansCall(sub: string | undefined, name: string | undefined, v: Values): Call {
+  switch (sub) {
+    case 'list':
+      return call('plans');
+    case 'show':
+      return call('showPlan', need(name, 'NAME'));
+    case 'create':
+      return call('createPlan', undefined, undefined, { name: need(v.name, '--name'), ...planFields(v) });
+    case 'update': {
+      const body = planFields(v);
+      if (Object.keys(body).length === 0) throw new CliError(`plans update needs at least one change\n\n${ADMIN_USAGE}`, 2);
+      return call('updatePlan', need(name, 'NAME'), undefined, body);
+    }
+    case 'delete':
+      return call('deletePlan', need(name, 'NAME'));
+    default:
+      throw new CliError(`unknown plans command: ${sub ?? '(none)'}\n\n${ADMIN_USAGE}`, 2);
+  }
+}
+
+function accountsCall(sub: string | undefined, id: string | undefined, v: Values): Call {
+  // An account's deal and meta: the TERMS flags a key takes, but for its restrictions and account.
+  const terms = () => {
+    const { limits, meta } = termsOf(v);
+    return { ...(limits !== undefined ? { limits } : {}), ...(meta !== undefined ? { meta } : {}) };
+  };
+  switch (sub) {
+    case 'list':
+      return call('listAccounts', undefined, queryOf(v, ['name', 'plan', 'meta', 'limit', 'cursor']));
+    case 'show':
+      return call('showAccount', need(id, 'ID'));
+    case 'create':
+      return call('createAccount', undefined, undefined, { name: need(v.name, '--name'), plan: need(v.plan, '--plan'), ...terms() });
+    case 'update': {
+      const body: Record<string, unknown> = { ...terms() };
+      if (v.name !== undefined) body.name = v.name;
+      if (v.plan !== undefined) body.plan = v.plan;
+      if (Object.keys(body).length === 0) throw new CliError(`accounts update needs at least one change\n\n${ADMIN_USAGE}`, 2);
+      return call('updateAccount', need(id, 'ID'), undefined, body);
+    }
+    case 'delete':
+      return call('deleteAccount', need(id, 'ID'));
+    default:
+      throw new CliError(`unknown accounts command: ${sub ?? '(none)'}\n\n${ADMIN_USAGE}`, 2);
+  }
+}
+
 function callFor(command: string, positionals: string[], v: Values): Call {
   const [sub, id, amount] = positionals;
-  if (command === 'usage') return call('usage', undefined, queryOf(v, ['from', 'to', 'key', 'owner', 'chain', 'route', 'format']));
+  if (command === 'plans') return plansCall(sub, id, v);
+  if (command === 'accounts') return accountsCall(sub, id, v);
+  if (command === 'usage')
+    return call('usage', undefined, queryOf(v, ['from', 'to', 'key', 'owner', 'account', 'chain', 'route', 'format']));
   switch (sub) {
     case 'create': {
-      const body: Record<string, unknown> = { name: need(v.name, '--name'), plan: need(v.plan, '--plan') };
+      // With --account, the plan is the account's unless given.
+      const body: Record<string, unknown> = { name: need(v.name, '--name') };
+      if (v.account === undefined || v.plan !== undefined) body.plan = need(v.plan, '--plan');
       if (v.owner !== undefined) body.owner = v.owner;
       if (v.chains !== undefined) body.chains = list(v.chains);
       if (v.expires !== undefined) body.expiresAt = v.expires;
       return call('createKey', undefined, undefined, { ...body, ...termsOf(v) });
     }
     case 'list':
-      return call('listKeys', undefined, queryOf(v, ['owner', 'plan', 'status']));
+      // --meta here is a search, FIELD:VALUE, as the API takes it (on create and update: the JSON to keep).
+      return call('listKeys', undefined, queryOf(v, ['name', 'prefix', 'owner', 'meta', 'plan', 'status', 'limit', 'cursor']));
     case 'show':
       return call('showKey', need(id, 'ID'));
     case 'update': {
@@ -208,7 +305,9 @@ async function readStdin(): Promise<string> {
 }
 
 /** Runs `keys ...` or `usage ...`; resolves with what to print. */
-export async function runAdminCommand(command: 'keys' | 'usage', argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export type AdminCommand = 'keys' | 'usage' | 'plans' | 'accounts';
+
+export async function runAdminCommand(command: AdminCommand, argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
   let parsed;
   // `keys credits ID -500`: a negative amount is a positional, not an option.
   if (command === 'keys' && argv[0] === 'credits' && !argv.includes('--')) {

@@ -10,6 +10,12 @@ export const ADMIN_ERRORS = {
   AUTH_LOCKED: { status: 429, what: 'an address that kept failing to authenticate, for a while (Retry-After)' },
   NO_SUCH_ROUTE: { status: 404, what: 'no such admin route' },
   NO_SUCH_KEY: { status: 404, what: 'no key with this id' },
+  NO_SUCH_PLAN: { status: 404, what: 'no plan with this name' },
+  NO_SUCH_ACCOUNT: { status: 404, what: "no account with this id (in the path, or as a key's `account`)" },
+  CONFIGURED_PLAN: { status: 409, what: 'a configured plan changed through the API: the file is its source' },
+  PLAN_EXISTS: { status: 409, what: 'a plan of this name exists (in the configuration file or made at run time)' },
+  PLAN_IN_USE: { status: 409, what: 'a plan deleted while keys or accounts are on it (`keys`, `accounts` list them)' },
+  ACCOUNT_IN_USE: { status: 409, what: 'an account deleted while keys belong to it (`keys` lists them)' },
   CONFIGURED_KEY: { status: 409, what: 'a configured key changed through the API: the file is its source' },
   NAME_TAKEN: { status: 409, what: 'the name is used by another key' },
   CREDITS_BELOW_ZERO: {

@@ -160,7 +160,9 @@ export function adminOpenApi(): Json {
     },
     tags: [
       { name: 'keys', description: 'Run-time keys; configured keys are listed, shown and topped up, but read-only' },
-      { name: 'records', description: 'What the gateway has on record: usage, plans, audit' },
+      { name: 'plans', description: "The configuration's plans (read-only here) and plans made at run time" },
+      { name: 'accounts', description: 'Customers whose keys share a plan, its limits, credits and rate' },
+      { name: 'records', description: 'What the gateway has on record: usage, audit' },
       { name: 'document', description: 'This document' },
     ],
     security: [{ adminToken: [] }],

@@ -4,6 +4,7 @@
 // the tests check real answers against it.
 import { z } from 'zod';
 import { META_MAX_BYTES, normaliseOrigin, parseNetwork } from '../keys/terms.js';
+import { pageParams, prefixParam, searchParams } from './listing.js';
 
 const name = z.string().trim().min(1, { error: 'expected a non-empty name' }).max(128, { error: 'expected at most 128 characters' });
 const owner = z.string().trim().min(1).max(128).nullable();
@@ -64,14 +65,22 @@ const meta = z
   .meta({ description: `the operator's own JSON about the key, at most ${META_MAX_BYTES} bytes; null: none` });
 
 /** What a key may carry beyond its plan (store/types.ts KeyTerms), on create and change. */
+const accountRef = z
+  .string({ error: 'expected an account id' })
+  .min(1)
+  .nullable()
+  .meta({ description: "the account (`acc_...`) whose plan, limits, credits and rate the key shares; null: the key's own" });
+
 const terms = {
   limits: limits.optional(),
   routes: routes.optional(),
   ips: ips.optional(),
   origins: origins.optional(),
   meta: meta.optional(),
+  account: accountRef.optional(),
 };
 export type TermsInput = {
+  account?: string | null | undefined;
   limits?: z.output<typeof limits> | undefined;
   routes?: string[] | null | undefined;
   ips?: string[] | null | undefined;
@@ -79,14 +88,16 @@ export type TermsInput = {
   meta?: Record<string, unknown> | null | undefined;
 };
 
-export const createKeyBody = z.strictObject({
-  name,
-  plan: z.string().min(1),
-  owner: owner.optional(),
-  chains: chains.optional(),
-  expiresAt: expiresAt.optional(),
-  ...terms,
-});
+export const createKeyBody = z
+  .strictObject({
+    name,
+    plan: z.string().min(1).optional().meta({ description: "the key's plan; with `account`, the account's by default" }),
+    owner: owner.optional(),
+    chains: chains.optional(),
+    expiresAt: expiresAt.optional(),
+    ...terms,
+  })
+  .refine((b) => b.plan !== undefined || (b.account ?? null) !== null, { error: 'expected a plan, or an account', path: ['plan'] });
 export type CreateKeyInput = z.output<typeof createKeyBody>;
 
 export const updateKeyBody = z
@@ -166,10 +177,17 @@ export const rollBody = z.strictObject({
 
 const described = (description: string) => z.string().optional().meta({ description });
 
+/** A page of keys (listing.ts): sorted by id, cut at `cursor`, searched by the fields given (all of them). */
 export const listKeysQuery = z.strictObject({
+  ...pageParams,
+  ...searchParams,
+  prefix: prefixParam,
   owner: described('only the keys of this owner'),
   plan: described('only the keys on this plan'),
-  status: z.enum(['active', 'disabled', 'unverified']).optional(),
+  status: z
+    .enum(['active', 'disabled', 'unverified', 'revoked'], { error: 'expected active, disabled, unverified or revoked' })
+    .optional()
+    .meta({ description: 'only the keys of this status; `revoked`: the revoked keys as they were, from the audit trail' }),
 });
 export type ListKeysInput = z.output<typeof listKeysQuery>;
 
@@ -178,7 +196,8 @@ const instantParam = (end: string) => described(`ISO 8601 date or date-time (a d
 export const auditQuery = z.strictObject({
   from: instantParam('the start'),
   to: instantParam('the end'),
-  key: described('only the entries of this key id'),
+  key: described('only the entries of this key id (or account id, or `plan:<name>`)'),
+  account: described('only the entries of this account and of its keys'),
 });
 export type AuditInput = z.output<typeof auditQuery>;
 
@@ -189,6 +208,7 @@ export const usageQuery = z.strictObject({
   to: dayParam,
   key: described('only the rows of this key id'),
   owner: described("only the rows of this owner's keys"),
+  account: described("only the rows of this account's keys"),
   chain: described('only the rows of this chain id'),
   route: described('only the rows of this route name'),
   format: z.enum(['json', 'csv'], { error: 'expected json or csv' }).optional(),
@@ -234,6 +254,7 @@ export const keyAnswer = z.strictObject({
   ips: z.array(z.string()).nullable(),
   origins: z.array(z.string()).nullable(),
   meta: z.record(z.string(), z.unknown()).nullable(),
+  account: z.string().nullable().meta({ description: 'the account whose plan, limits, credits and rate the key shares; null: its own' }),
 });
 
 const secret = z.string().meta({ description: 'the secret, `egw_` and 43 base-62 characters: in this answer only' });
@@ -245,8 +266,6 @@ export const rolledKeyAnswer = keyAnswer.extend({
   previousValidUntil: instant.nullable().meta({ description: 'until when the replaced secret is still accepted; null: refused at once' }),
 });
 
-export const keyListAnswer = z.strictObject({ items: z.array(keyAnswer) });
-
 export const keyWithCreditsAnswer = keyAnswer.extend({
   credits: z
     .strictObject({
@@ -257,6 +276,19 @@ export const keyWithCreditsAnswer = keyAnswer.extend({
     })
     .nullable()
     .meta({ description: "this period's balance; null when the key's plan is not configured" }),
+});
+
+/** A page of keys: each with its balance as `GET /keys/{id}` shows it; a revoked key as it was, without one. */
+export const keyListAnswer = z.strictObject({
+  items: z.array(
+    keyWithCreditsAnswer.extend({
+      status: z.enum(['active', 'disabled', 'unverified', 'revoked']),
+      credits: keyWithCreditsAnswer.shape.credits.meta({
+        description: "this period's balance; null for a revoked key or one whose plan is not configured",
+      }),
+    }),
+  ),
+  nextCursor: z.string().nullable().meta({ description: 'the `cursor` of the next page; null: this page is the last' }),
 });
 
 export const verifyKeyAnswer = z.strictObject({
@@ -280,12 +312,12 @@ export const revokedAnswer = z.strictObject({ id: z.string(), revoked: z.literal
 
 export const auditEntryAnswer = z.strictObject({
   at: instant,
-  action: z.enum(['create', 'update', 'credits', 'roll', 'revoke']),
+  action: z.enum(['create', 'update', 'credits', 'roll', 'revoke', 'delete']),
   actor: z
     .string()
     .nullable()
     .meta({ description: 'the name of the admin token that made the write (`admin` for admin.token); null before names were kept' }),
-  keyId: z.string(),
+  keyId: z.string().meta({ description: 'what was written: a key id, an account id (`acc_...`), or `plan:<name>`' }),
   before: z.record(z.string(), z.unknown()).nullable().meta({ description: 'the public fields before the write' }),
   after: z.record(z.string(), z.unknown()).nullable().meta({ description: 'the public fields after the write' }),
 });
@@ -307,11 +339,77 @@ export const usageItemAnswer = z.strictObject({
 
 export const usageAnswer = z.strictObject({ items: z.array(usageItemAnswer) });
 
-export const plansAnswer = z.strictObject({
-  items: z.array(
-    z.strictObject({ name: z.string(), rps: z.number().int(), credits: z.number().int(), period: z.enum(['daily', 'monthly']) }),
-  ),
+const planFields = {
+  rps: count('a positive integer', 1, 1_000_000),
+  credits: count('a non-negative integer', 0, 1e15),
+  period: z.enum(['daily', 'monthly'], { error: 'expected daily or monthly' }),
+};
+
+/** A plan made at run time; a configured (YAML) plan's name is taken. */
+export const createPlanBody = z.strictObject({
+  name: z.string({ error: 'expected a name' }).regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'expected 1 to 64 letters, digits, or . _ -' }),
+  ...planFields,
+  period: planFields.period.default('daily'),
 });
+export type CreatePlanInput = z.output<typeof createPlanBody>;
+
+export const updatePlanBody = z
+  .strictObject({ rps: planFields.rps.optional(), credits: planFields.credits.optional(), period: planFields.period.optional() })
+  .refine((b) => Object.keys(b).length > 0, { error: 'expected at least one of rps, credits, period' })
+  .meta({ minProperties: 1 });
+export type UpdatePlanInput = z.output<typeof updatePlanBody>;
+
+export const planParams = z.strictObject({ name: z.string().min(1).meta({ description: 'the plan name' }) });
+
+export const planAnswer = z.strictObject({
+  name: z.string(),
+  rps: z.number().int(),
+  credits: z.number().int(),
+  period: z.enum(['daily', 'monthly']),
+  source: z.enum(['config', 'runtime']).meta({ description: 'config: from the configuration file, read-only here' }),
+});
+
+export const plansAnswer = z.strictObject({ items: z.array(planAnswer) });
+
+/** An account (Unkey's identity): keys that share its plan, limits, credits and rate. */
+export const createAccountBody = z.strictObject({ name, plan: z.string().min(1), limits: limits.optional(), meta: meta.optional() });
+export type CreateAccountInput = z.output<typeof createAccountBody>;
+
+export const updateAccountBody = z
+  .strictObject({ name: name.optional(), plan: z.string().min(1).optional(), limits: limits.optional(), meta: meta.optional() })
+  .refine((b) => Object.keys(b).length > 0, { error: 'expected at least one of name, plan, limits, meta' })
+  .meta({ minProperties: 1 });
+export type UpdateAccountInput = z.output<typeof updateAccountBody>;
+
+export const accountParams = z.strictObject({ id: z.string().min(1).meta({ description: 'the account id (`acc_...`)' }) });
+
+export const accountAnswer = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  plan: z.string(),
+  limits: keyAnswer.shape.limits,
+  effective: keyAnswer.shape.effective,
+  meta: z.record(z.string(), z.unknown()).nullable(),
+  createdAt: instant,
+  keys: z.array(z.string()).meta({ description: 'the ids of its keys' }),
+});
+
+export const accountWithCreditsAnswer = accountAnswer.extend({ credits: keyWithCreditsAnswer.shape.credits });
+
+export const accountListAnswer = z.strictObject({
+  items: z.array(accountAnswer),
+  nextCursor: z.string().nullable().meta({ description: 'the `cursor` of the next page; null on the last' }),
+});
+
+export const listAccountsQuery = z.strictObject({
+  ...pageParams,
+  ...searchParams,
+  plan: z.string().optional().meta({ description: 'only the accounts on this plan' }),
+});
+export type ListAccountsInput = z.output<typeof listAccountsQuery>;
+
+export const deletedPlanAnswer = z.strictObject({ name: z.string(), deleted: z.literal(true) });
+export const deletedAccountAnswer = z.strictObject({ id: z.string(), deleted: z.literal(true) });
 
 /** Every refusal: `{message}` and, for some codes, more (errors.ts). */
 export const errorAnswer = z.strictObject({
@@ -322,6 +420,8 @@ export const errorAnswer = z.strictObject({
     .meta({ description: 'INVALID_BODY and INVALID_QUERY: every problem, by field' }),
   plans: z.array(z.string()).optional().meta({ description: 'UNKNOWN_PLAN: the plans there are' }),
   available: z.number().optional().meta({ description: 'CREDITS_BELOW_ZERO: the bought credits a correction may take away' }),
+  keys: z.array(z.string()).optional().meta({ description: 'PLAN_IN_USE, ACCOUNT_IN_USE: the keys in the way' }),
+  accounts: z.array(z.string()).optional().meta({ description: 'PLAN_IN_USE: the accounts in the way' }),
 });
 
 /** The OpenAPI document itself (openapi.ts). */

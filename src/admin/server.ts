@@ -17,6 +17,7 @@ import type { AdminDeps } from './context.js';
 import { AdminError } from './errors.js';
 import { adminOpenApi } from './openapi.js';
 import { registerKeyRoutes } from './routes/keys.js';
+import { registerObjectRoutes } from './routes/objects.js';
 import { registerRecordRoutes } from './routes/records.js';
 import { AdminService } from './service.js';
 import { ADMIN_PREFIX, ADMIN_ROUTES, at, routeUrl } from './surface.js';
@@ -145,6 +146,7 @@ export function buildAdminServer(tokens: readonly AdminToken[], deps: AdminDeps)
     (api, _opts, done) => {
       registerKeyRoutes(api, service, send);
       registerRecordRoutes(api, service, send);
+      registerObjectRoutes(api, service, send);
       api.route({
         ...at('openapi'),
         handler: (_request, reply) =>

@@ -3,22 +3,30 @@
 // entry are one transaction of the store (store/types.ts, KeyStore); a top-up goes to the quota
 // store, so its entry follows it (tried again, and logged whole if the audit store still refuses).
 // The routes (routes/*.ts) parse HTTP into these calls; the command line calls the routes.
-import type { ApiKey } from '../keys/ring.js';
-import { newKeyId, newSecret, shownPrefix } from '../keys/runtime.js';
+import type { ApiKey, KeyRing } from '../keys/ring.js';
+import { accountObject, planObject, type Account, type RuntimePlan } from '../keys/objects.js';
+import { newAccountId, newKeyId, newSecret, shownPrefix } from '../keys/runtime.js';
 import { periodWindow } from '../quota/period.js';
 import { remaining, TopUpBelowZero } from '../quota/types.js';
 import { addUsageCredits } from '../quota/usage-credits.js';
 import { utcDay } from '../store/day.js';
-import type { Config } from '../config/schema.js';
+import type { PlanConfig } from '../config/schema.js';
 import { normaliseOrigin, patternMatches, routePattern, withLimits } from '../keys/terms.js';
 import { copyTerms, NO_TERMS } from '../store/records.js';
-import type { AuditEntry, KeyLimits, KeyRecord, KeyTerms, UsageRow } from '../store/types.js';
+import type { AuditEntry, KeyLimits, KeyRecord, KeyTerms, StoredObject, UsageRow } from '../store/types.js';
 import type { AdminDeps } from './context.js';
 import { AdminError } from './errors.js';
+import { matchesSearch, page, type Searchable } from './listing.js';
+import { keyAnswer } from './schemas.js';
 import type {
   AuditInput,
+  CreateAccountInput,
   CreateKeyInput,
+  CreatePlanInput,
   CreditsInput,
+  ListAccountsInput,
+  UpdateAccountInput,
+  UpdatePlanInput,
   ListKeysInput,
   TermsInput,
   UpdateKeyInput,
@@ -34,10 +42,13 @@ const iso = (ms: number | null | undefined) => (ms === null || ms === undefined 
 
 export type KeyView = Record<string, unknown>;
 
+/** What GET /keys filters on. */
+type ListedFields = Searchable & { readonly plan?: unknown; readonly status?: unknown };
+
 /** What the admin API shows of a key: never its secret or digest. */
-export function keyView(key: ApiKey | undefined, record: KeyRecord | undefined, plans: Config['plans']): KeyView {
+export function keyView(key: ApiKey | undefined, record: KeyRecord | undefined, ring: KeyRing): KeyView {
   if (record) {
-    const plan = plans[record.plan];
+    const plan = ring.dealOf(record)?.plan;
     const terms = copyTerms(record);
     return {
       id: record.id,
@@ -51,11 +62,12 @@ export function keyView(key: ApiKey | undefined, record: KeyRecord | undefined, 
       prefix: shownPrefix(record.prefix),
       source: 'runtime',
       limits: terms.limits,
-      effective: plan === undefined ? null : { ...withLimits(plan, record.limits) },
+      effective: plan === undefined ? null : { rps: plan.rps, credits: plan.credits, period: plan.period },
       routes: terms.routes,
       ips: terms.ips,
       origins: terms.origins,
       meta: terms.meta,
+      account: terms.account,
     };
   }
   if (!key) throw new Error('a key view needs a key or a record');
@@ -100,7 +112,7 @@ export class AdminService {
   }
 
   private view(key: ApiKey | undefined, record: KeyRecord | undefined): KeyView {
-    return keyView(key, record, this.config.plans);
+    return keyView(key, record, this.ring);
   }
 
   // --- checks ---
@@ -144,12 +156,23 @@ export class AdminService {
     if (input.ips !== undefined) out.ips = input.ips;
     if (input.origins !== undefined) out.origins = input.origins === null ? null : input.origins.map((o) => normaliseOrigin(o)!);
     if (input.meta !== undefined) out.meta = input.meta;
+    if (input.account !== undefined) {
+      if (input.account !== null) this.checkAccount(input.account);
+      out.account = input.account;
+    }
     return out;
   }
 
   private checkPlan(plan: string): void {
-    const plans = Object.keys(this.config.plans);
-    if (!plans.includes(plan)) throw new AdminError('UNKNOWN_PLAN', `unknown plan "${plan}"; plans: ${plans.join(', ')}`, { plans });
+    if (this.ring.planNamed(plan) !== undefined) return;
+    const plans = [...Object.keys(this.config.plans), ...this.deps.runtime.plans.keys()];
+    throw new AdminError('UNKNOWN_PLAN', `unknown plan "${plan}"; plans: ${plans.join(', ')}`, { plans });
+  }
+
+  private checkAccount(id: string): Account {
+    const account = this.deps.runtime.accounts.get(id);
+    if (!account) throw new AdminError('NO_SUCH_ACCOUNT', `no account with id ${id}`);
+    return account;
   }
 
   private checkChains(ids: string[] | null | undefined): void {
@@ -212,7 +235,9 @@ export class AdminService {
   }
 
   async createKey(input: CreateKeyInput, by: string): Promise<{ view: KeyView; secret: string }> {
-    this.checkPlan(input.plan);
+    // A key of an account keeps a plan of its own too, the account's unless given: its plan if it leaves.
+    const plan = input.plan ?? this.checkAccount(input.account!).plan;
+    this.checkPlan(plan);
     this.checkChains(input.chains);
     const expires = this.checkExpiry(input.expiresAt);
     const terms = this.checkTerms(input, NO_TERMS);
@@ -222,7 +247,7 @@ export class AdminService {
       id: newKeyId(),
       name: input.name,
       owner: input.owner ?? null,
-      plan: input.plan,
+      plan,
       chains: input.chains ?? null,
       status: 'active',
       expiresAt: expires ?? null,
@@ -339,29 +364,73 @@ export class AdminService {
 
   // --- reads ---
 
-  listKeys(q: ListKeysInput): KeyView[] {
-    return this.ring
-      .all()
-      .map(({ key, record }) => this.view(key, record))
-      .filter(
-        (v) =>
-          (q.owner === undefined || v.owner === q.owner) &&
-          (q.plan === undefined || v.plan === q.plan) &&
-          (q.status === undefined || v.status === q.status),
-      );
+  /**
+   * A page of keys (GET /keys): those every filter takes, sorted by id and cut at the cursor
+   * (listing.ts), each with its balance as GET /keys/{id} shows it. The filters look at the keys
+   * this process holds (keys/ring.ts); views and balances are made for the page only, the
+   * balances read at once.
+   */
+  async listKeys(q: ListKeysInput): Promise<{ items: KeyView[]; nextCursor: string | null }> {
+    const listed = (v: ListedFields) =>
+      matchesSearch(v, q) && (q.plan === undefined || v.plan === q.plan) && (q.status === undefined || v.status === q.status);
+    if (q.status === 'revoked') {
+      const { items, nextCursor } = page((await this.revokedKeys()).filter(listed), q);
+      return { items: items.map((v) => ({ ...v, credits: null })), nextCursor };
+    }
+    // What keyView shows of these fields, without making every key's view.
+    const found = this.ring.all().map(({ key, record }) => ({
+      key,
+      record,
+      id: record?.id ?? key!.id,
+      name: record?.name ?? key!.name,
+      owner: record?.owner ?? null,
+      prefix: record ? shownPrefix(record.prefix) : null,
+      meta: record?.meta ?? null,
+      plan: record?.plan ?? key!.planName,
+      status: record?.status ?? key!.status,
+    }));
+    const { items, nextCursor } = page(found.filter(listed), q);
+    return { items: await Promise.all(items.map(({ key, record }) => this.withCredits(key, record))), nextCursor };
+  }
+
+  /**
+   * Revoked keys, each as it was when revoked: the key store forgets a revoked key
+   * (KeyStore.deleteKey) but keeps its audit entry, whose `before` is the key's view. The cost:
+   * every call reads the whole audit trail (every admin write there is, in one pass), which is
+   * fine for an operator's question now and then, never on the request path.
+   */
+  private async revokedKeys(): Promise<KeyView[]> {
+    const entries = await this.deps.store.audit.listAudit({ from: 0, to: Number.MAX_SAFE_INTEGER });
+    const revoked = new Map<string, Record<string, unknown>>();
+    // Oldest first: an id's last revocation is the one kept.
+    for (const e of entries) if (e.action === 'revoke' && e.before !== null) revoked.set(e.keyId, e.before);
+    const fields = Object.keys(keyAnswer.shape);
+    return [...revoked]
+      .filter(([id]) => !this.ring.get(id) && !this.ring.record(id))
+      .map(([id, before]) => ({
+        // The fields a key view has now; one a gateway before did not write yet is null.
+        ...Object.fromEntries(fields.map((f) => [f, before[f] ?? null])),
+        id,
+        source: 'runtime',
+        status: 'revoked',
+      }));
   }
 
   async showKey(id: string): Promise<KeyView> {
     const key = this.ring.get(id);
     const record = this.ring.record(id);
     if (!key && !record) throw new AdminError('NO_SUCH_KEY', `no key with id ${id}`);
-    // The key's own limits over its plan's (keys/ring.ts): what the request path decides with.
-    const planned = this.config.plans[record?.plan ?? key!.planName];
-    const plan = planned && withLimits(planned, record?.limits ?? null);
+    return this.withCredits(key, record);
+  }
+
+  /** A key's view with this period's balance, null when its plan is not configured (GET /keys/{id}, and each key of GET /keys). */
+  private async withCredits(key: ApiKey | undefined, record: KeyRecord | undefined): Promise<KeyView> {
+    // Its account's or its own plan, the limits over it (keys/ring.ts): what the request path decides with.
+    const plan = record ? this.ring.dealOf(record)?.plan : key?.plan;
     const view = this.view(key, record);
     if (!plan) return { ...view, credits: null };
     const now = this.deps.now();
-    const b = await this.deps.quota.balance(key?.account ?? id, plan.period, now);
+    const b = await this.deps.quota.balance(key?.account ?? record!.account ?? record!.id, plan.period, now);
     const credits = {
       remaining: remaining(plan.credits, b),
       spent: b.spent,
@@ -398,7 +467,12 @@ export class AdminService {
     const from = q.from === undefined ? 0 : parseInstant(q.from, 'from');
     // A date alone means the whole of that day.
     const to = q.to === undefined ? this.deps.now() : parseInstant(q.to, 'to') + (/^\d{4}-\d{2}-\d{2}$/.test(q.to) ? 86_399_999 : 0);
-    const entries = await this.deps.store.audit.listAudit({ from, to, keyId: q.key });
+    let entries = await this.deps.store.audit.listAudit({ from, to, keyId: q.key });
+    if (q.account !== undefined) {
+      // The account's own entries and those of its keys now (a key that left it is no longer its).
+      const ids = new Set([q.account, ...this.keysOf(q.account)]);
+      entries = entries.filter((e) => ids.has(e.keyId));
+    }
     return entries.map((e) => ({ ...e, at: iso(e.at) }));
   }
 
@@ -411,6 +485,10 @@ export class AdminService {
     const keys = this.ring;
     let keyIds: Set<string> | undefined;
     if (q.key !== undefined) keyIds = new Set([q.key]);
+    if (q.account !== undefined) {
+      const ids = this.keysOf(q.account);
+      keyIds = new Set(keyIds ? ids.filter((id) => keyIds!.has(id)) : ids);
+    }
     if (q.owner !== undefined) {
       const owned = keys.all().filter(({ key, record }) => (record?.owner ?? key?.owner) === q.owner);
       const ids = owned.map(({ key, record }) => record?.id ?? key!.id);
@@ -423,9 +501,17 @@ export class AdminService {
     const { quota } = this.deps;
     let rows = stored;
     if (quota.usageCredits !== undefined) {
-      // A run-time key's account is its id (keys/ring.ts), deleted or not; a configured key's, its digest.
-      const accounts = keyIds && [...keyIds].map((id) => keys.get(id)?.account ?? (id.startsWith('key_') ? id : undefined));
-      const known = accounts?.every((a): a is string => a !== undefined) ? accounts : undefined;
+      // The counters a key bills (keys/ring.ts): a run-time key's own are its id, deleted or not,
+      // and a key of an account (keys/objects.ts) bills the account's; a configured key's are its
+      // digest. Each account read once. (What a key billed to an account it has since left is not
+      // read for it: a known limit, until usage rows carry the account, issue 25 item 5.)
+      const accountsOf = (id: string): (string | undefined)[] => {
+        const record = keys.record(id);
+        if (record) return record.account === null ? [record.id] : [record.id, record.account];
+        return [id.startsWith('key_') ? id : keys.get(id)?.account];
+      };
+      const accounts = keyIds && [...keyIds].flatMap(accountsOf);
+      const known = accounts?.every((a): a is string => a !== undefined) ? [...new Set(accounts)] : undefined;
       rows = addUsageCredits(stored, await quota.usageCredits(query, known));
     }
     const nameOf = (row: UsageRow) => keys.get(row.keyId)?.name ?? keys.record(row.keyId)?.name ?? null;
@@ -444,7 +530,226 @@ export class AdminService {
     return { from, to, items };
   }
 
-  plans(): Record<string, unknown>[] {
-    return Object.entries(this.config.plans).map(([name, p]) => ({ name, rps: p.rps, credits: p.credits, period: p.period }));
+  /** The ids of an account's keys now. */
+  private keysOf(account: string): string[] {
+    return [...this.deps.runtime.records.values()].filter((r) => r.account === account).map((r) => r.id);
   }
+
+  // --- plans (issue 25, item 1) ---
+
+  plans(): Record<string, unknown>[] {
+    const configured = Object.entries(this.config.plans).map(([name, p]) => planView(name, p, 'config'));
+    const made = [...this.deps.runtime.plans.values()].filter((p) => !Object.hasOwn(this.config.plans, p.name));
+    return [...configured, ...made.map((p) => planView(p.name, p, 'runtime'))];
+  }
+
+  showPlan(name: string): Record<string, unknown> {
+    if (Object.hasOwn(this.config.plans, name)) return planView(name, this.config.plans[name]!, 'config');
+    const plan = this.deps.runtime.plans.get(name);
+    if (!plan) throw new AdminError('NO_SUCH_PLAN', `no plan named ${name}`);
+    return planView(name, plan, 'runtime');
+  }
+
+  /** A run-time plan, or 404 / 409 (a configured one). */
+  private runtimePlan(name: string): RuntimePlan {
+    if (Object.hasOwn(this.config.plans, name)) {
+      throw new AdminError('CONFIGURED_PLAN', `plan ${name} comes from the configuration file: change it there (it is read-only here)`);
+    }
+    const plan = this.deps.runtime.plans.get(name);
+    if (!plan) throw new AdminError('NO_SUCH_PLAN', `no plan named ${name}`);
+    return plan;
+  }
+
+  checkPlanWritable(name: string): string {
+    return this.runtimePlan(name).name;
+  }
+
+  private async saveObject(object: StoredObject, mode: 'create' | 'replace', e: AuditEntry, taken: () => Error): Promise<void> {
+    if (!(await this.deps.store.keys.putObject(object, mode, e))) throw taken();
+    this.deps.runtime.setObject(object.kind, object.id, object);
+    this.logged(e);
+  }
+
+  async createPlan(input: CreatePlanInput, by: string): Promise<Record<string, unknown>> {
+    if (Object.hasOwn(this.config.plans, input.name)) {
+      throw new AdminError('PLAN_EXISTS', `a plan named ${input.name} is in the configuration file`);
+    }
+    const now = this.deps.now();
+    const plan: RuntimePlan = {
+      name: input.name,
+      rps: input.rps,
+      credits: input.credits,
+      period: input.period,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const view = planView(plan.name, plan, 'runtime');
+    await this.saveObject(
+      planObject(plan),
+      'create',
+      this.entry('create', by, `plan:${plan.name}`, null, view),
+      () => new AdminError('PLAN_EXISTS', `a plan named ${input.name} exists`),
+    );
+    return view;
+  }
+
+  /** Every key and account on it follows at once; what they spent is kept (their counters are theirs, not the plan's). */
+  async updatePlan(name: string, input: UpdatePlanInput, by: string): Promise<Record<string, unknown>> {
+    const before = this.runtimePlan(name);
+    const after: RuntimePlan = {
+      ...before,
+      rps: input.rps ?? before.rps,
+      credits: input.credits ?? before.credits,
+      period: input.period ?? before.period,
+      updatedAt: this.deps.now(),
+    };
+    const view = planView(name, after, 'runtime');
+    await this.saveObject(
+      planObject(after),
+      'replace',
+      this.entry('update', by, `plan:${name}`, planView(name, before, 'runtime'), view),
+      () => new AdminError('NO_SUCH_PLAN', `no plan named ${name}`),
+    );
+    return view;
+  }
+
+  /** Refused while a key or an account is on it: their requests would be refused from then on. */
+  async deletePlan(name: string, by: string): Promise<{ name: string; deleted: true }> {
+    const before = this.runtimePlan(name);
+    const keys = [...this.deps.runtime.records.values()].filter((r) => r.plan === name).map((r) => r.id);
+    const accounts = [...this.deps.runtime.accounts.values()].filter((a) => a.plan === name).map((a) => a.id);
+    if (keys.length + accounts.length > 0) {
+      throw new AdminError(
+        'PLAN_IN_USE',
+        `plan ${name} is the plan of ${[...keys, ...accounts].slice(0, 10).join(', ')}: move them first`,
+        {
+          keys,
+          accounts,
+        },
+      );
+    }
+    const e = this.entry('delete', by, `plan:${name}`, planView(name, before, 'runtime'), null);
+    if (await this.deps.store.keys.deleteObject('plan', name, e)) this.logged(e);
+    this.deps.runtime.setObject('plan', name, undefined);
+    return { name, deleted: true };
+  }
+
+  // --- accounts (issue 25, item 2) ---
+
+  private accountView(a: Account): Record<string, unknown> {
+    const planned = this.ring.planNamed(a.plan);
+    const plan = planned && withLimits(planned, a.limits);
+    return {
+      id: a.id,
+      name: a.name,
+      plan: a.plan,
+      limits: a.limits,
+      effective: plan ? { rps: plan.rps, credits: plan.credits, period: plan.period } : null,
+      meta: a.meta,
+      createdAt: iso(a.createdAt),
+      keys: [...this.deps.runtime.records.values()]
+        .filter((r) => r.account === a.id)
+        .map((r) => r.id)
+        .sort(),
+    };
+  }
+
+  private accountNamed(name: string, except?: string): boolean {
+    for (const a of this.deps.runtime.accounts.values()) if (a.name === name && a.id !== except) return true;
+    return false;
+  }
+
+  /** A page of accounts in id order, the search's only (listing.ts). */
+  listAccounts(q: ListAccountsInput): { items: Record<string, unknown>[]; nextCursor: string | null } {
+    const found = [...this.deps.runtime.accounts.values()].filter(
+      (a) => (q.plan === undefined || a.plan === q.plan) && matchesSearch(a, q),
+    );
+    const { items, nextCursor } = page(found, q);
+    return { items: items.map((a) => this.accountView(a)), nextCursor };
+  }
+
+  async showAccount(id: string): Promise<Record<string, unknown>> {
+    const a = this.checkAccount(id);
+    const view = this.accountView(a);
+    const planned = this.ring.planNamed(a.plan);
+    if (!planned) return { ...view, credits: null };
+    const plan = withLimits(planned, a.limits);
+    const now = this.deps.now();
+    const b = await this.deps.quota.balance(a.id, plan.period, now);
+    return {
+      ...view,
+      credits: {
+        remaining: remaining(plan.credits, b),
+        spent: b.spent,
+        topup: b.topup,
+        resetsAt: iso(periodWindow(plan.period, now).endMs),
+      },
+    };
+  }
+
+  async createAccount(input: CreateAccountInput, by: string): Promise<Record<string, unknown>> {
+    this.checkPlan(input.plan);
+    if (this.accountNamed(input.name)) throw new AdminError('NAME_TAKEN', `the name "${input.name}" is used by another account`);
+    const terms = this.checkTerms({ limits: input.limits, meta: input.meta }, NO_TERMS);
+    const account: Account = {
+      id: newAccountId(),
+      name: input.name,
+      plan: input.plan,
+      limits: terms.limits ?? null,
+      meta: terms.meta ?? null,
+      createdAt: this.deps.now(),
+    };
+    const view = this.accountView(account);
+    await this.saveObject(
+      accountObject(account),
+      'create',
+      this.entry('create', by, account.id, null, view),
+      () => new Error(`account id ${account.id} exists`),
+    );
+    return view;
+  }
+
+  async updateAccount(id: string, input: UpdateAccountInput, by: string): Promise<Record<string, unknown>> {
+    const before = this.checkAccount(id);
+    if (input.plan !== undefined) this.checkPlan(input.plan);
+    if (input.name !== undefined && this.accountNamed(input.name, id)) {
+      throw new AdminError('NAME_TAKEN', `the name "${input.name}" is used by another account`);
+    }
+    const terms = this.checkTerms({ limits: input.limits, meta: input.meta }, { ...NO_TERMS, limits: before.limits, meta: before.meta });
+    const after: Account = {
+      ...before,
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.plan !== undefined ? { plan: input.plan } : {}),
+      ...(terms.limits !== undefined ? { limits: terms.limits } : {}),
+      ...(terms.meta !== undefined ? { meta: terms.meta } : {}),
+    };
+    const view = this.accountView(after);
+    await this.saveObject(
+      accountObject(after),
+      'replace',
+      this.entry('update', by, id, this.accountView(before), view),
+      () => new AdminError('NO_SUCH_ACCOUNT', `no account with id ${id}`),
+    );
+    return view;
+  }
+
+  /** Refused while keys belong to it: they would be refused from then on. */
+  async deleteAccount(id: string, by: string): Promise<{ id: string; deleted: true }> {
+    const before = this.checkAccount(id);
+    const view = this.accountView(before);
+    const keys = view.keys as string[];
+    if (keys.length > 0) {
+      throw new AdminError('ACCOUNT_IN_USE', `account ${id} has keys (${keys.slice(0, 10).join(', ')}): move or revoke them first`, {
+        keys,
+      });
+    }
+    const e = this.entry('delete', by, id, view, null);
+    if (await this.deps.store.keys.deleteObject('account', id, e)) this.logged(e);
+    this.deps.runtime.setObject('account', id, undefined);
+    return { id, deleted: true };
+  }
+}
+
+function planView(name: string, p: PlanConfig, source: 'config' | 'runtime'): Record<string, unknown> {
+  return { name, rps: p.rps, credits: p.credits, period: p.period, source };
 }

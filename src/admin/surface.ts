@@ -19,6 +19,19 @@ import {
   listKeysQuery,
   openApiAnswer,
   plansAnswer,
+  planAnswer,
+  planParams,
+  createPlanBody,
+  updatePlanBody,
+  deletedPlanAnswer,
+  accountAnswer,
+  accountListAnswer,
+  accountParams,
+  accountWithCreditsAnswer,
+  createAccountBody,
+  updateAccountBody,
+  deletedAccountAnswer,
+  listAccountsQuery,
   revokedAnswer,
   verifyKeyAnswer,
   verifyKeyBody,
@@ -38,7 +51,7 @@ export interface AdminCallSpec {
   readonly path: string;
   readonly summary: string;
   readonly description?: string;
-  readonly tag: 'keys' | 'records' | 'document';
+  readonly tag: 'keys' | 'plans' | 'accounts' | 'records' | 'document';
   /** The path's `:name` parameters. */
   readonly params?: z.ZodObject;
   readonly query?: z.ZodObject;
@@ -69,17 +82,27 @@ export const ADMIN_ROUTES = {
     tag: 'keys',
     body: createKeyBody,
     answer: { status: 201, schema: createdKeyAnswer, description: 'The key, with its secret (`key`): shown in this answer only' },
-    refusals: ['INVALID_BODY', 'UNKNOWN_PLAN', 'UNKNOWN_CHAIN', 'UNKNOWN_ROUTE', 'INVALID_INSTANT', 'EXPIRY_NOT_IN_FUTURE', 'NAME_TAKEN'],
+    refusals: [
+      'INVALID_BODY',
+      'UNKNOWN_PLAN',
+      'UNKNOWN_CHAIN',
+      'UNKNOWN_ROUTE',
+      'NO_SUCH_ACCOUNT',
+      'INVALID_INSTANT',
+      'EXPIRY_NOT_IN_FUTURE',
+      'NAME_TAKEN',
+    ],
   },
   listKeys: {
     method: 'GET',
     scope: 'read',
     path: '/keys',
     summary: 'List keys',
-    description: 'Run-time keys and configured ones (`source: "config"`); never a secret or a digest.',
+    description:
+      'Run-time keys and configured ones (`source: "config"`), each with its balance; never a secret or a digest. A page at a time, in id order: `nextCursor` is the `cursor` of the next page (null: the last), and a key added or revoked meanwhile moves no other. `status=revoked`: the revoked keys as they were, from the audit trail.',
     tag: 'keys',
     query: listKeysQuery,
-    answer: { status: 200, schema: keyListAnswer, description: 'The keys the filters take' },
+    answer: { status: 200, schema: keyListAnswer, description: 'A page of the keys the filters take' },
     refusals: ['INVALID_QUERY'],
   },
   showKey: {
@@ -109,6 +132,7 @@ export const ADMIN_ROUTES = {
       'UNKNOWN_PLAN',
       'UNKNOWN_CHAIN',
       'UNKNOWN_ROUTE',
+      'NO_SUCH_ACCOUNT',
       'INVALID_INSTANT',
       'EXPIRY_NOT_IN_FUTURE',
       'NAME_TAKEN',
@@ -190,10 +214,112 @@ export const ADMIN_ROUTES = {
     method: 'GET',
     scope: 'read',
     path: '/plans',
-    summary: 'The plans of the configuration',
-    tag: 'records',
+    summary: 'Every plan',
+    description: 'The plans of the configuration (`source: "config"`, read-only here) and those made at run time.',
+    tag: 'plans',
     answer: { status: 200, schema: plansAnswer, description: 'The plans' },
     refusals: [],
+  },
+  showPlan: {
+    method: 'GET',
+    scope: 'read',
+    path: '/plans/:name',
+    summary: 'Show a plan',
+    tag: 'plans',
+    params: planParams,
+    answer: { status: 200, schema: planAnswer, description: 'The plan' },
+    refusals: ['NO_SUCH_PLAN'],
+  },
+  createPlan: {
+    method: 'POST',
+    scope: 'write',
+    path: '/plans',
+    summary: 'Make a plan',
+    description: "Beside the configuration's plans, whose names it may not take. Every process has it within a second.",
+    tag: 'plans',
+    body: createPlanBody,
+    answer: { status: 201, schema: planAnswer, description: 'The plan' },
+    refusals: ['INVALID_BODY', 'PLAN_EXISTS'],
+  },
+  updatePlan: {
+    method: 'PATCH',
+    scope: 'write',
+    path: '/plans/:name',
+    summary: 'Change a run-time plan',
+    description:
+      'Every key and account on it follows within a second, in every process; what they spent this period is kept. A configured plan is read-only here (409).',
+    tag: 'plans',
+    params: planParams,
+    body: updatePlanBody,
+    answer: { status: 200, schema: planAnswer, description: 'The plan as changed' },
+    refusals: ['NO_SUCH_PLAN', 'CONFIGURED_PLAN', 'INVALID_BODY'],
+  },
+  deletePlan: {
+    method: 'DELETE',
+    scope: 'write',
+    path: '/plans/:name',
+    summary: 'Delete a run-time plan',
+    description: 'Refused (409) while keys or accounts are on it.',
+    tag: 'plans',
+    params: planParams,
+    answer: { status: 200, schema: deletedPlanAnswer, description: 'The plan is deleted' },
+    refusals: ['NO_SUCH_PLAN', 'CONFIGURED_PLAN', 'PLAN_IN_USE'],
+  },
+  listAccounts: {
+    method: 'GET',
+    scope: 'read',
+    path: '/accounts',
+    summary: 'List accounts',
+    tag: 'accounts',
+    query: listAccountsQuery,
+    answer: { status: 200, schema: accountListAnswer, description: 'A page of the accounts the filters take, in id order' },
+    refusals: ['INVALID_QUERY'],
+  },
+  showAccount: {
+    method: 'GET',
+    scope: 'read',
+    path: '/accounts/:id',
+    summary: 'Show an account, with its balance',
+    description: 'Its keys share this balance and its rate: the credits and requests of every one of them count here.',
+    tag: 'accounts',
+    params: accountParams,
+    answer: { status: 200, schema: accountWithCreditsAnswer, description: "The account and this period's credits" },
+    refusals: ['NO_SUCH_ACCOUNT'],
+  },
+  createAccount: {
+    method: 'POST',
+    scope: 'write',
+    path: '/accounts',
+    summary: 'Make an account',
+    description:
+      'A customer whose keys (`account` on a key) share its plan, limits, credits and rate. Bought credits go to it through any of its keys (`POST /keys/{id}/credits`).',
+    tag: 'accounts',
+    body: createAccountBody,
+    answer: { status: 201, schema: accountAnswer, description: 'The account' },
+    refusals: ['INVALID_BODY', 'UNKNOWN_PLAN', 'UNKNOWN_ROUTE', 'NAME_TAKEN'],
+  },
+  updateAccount: {
+    method: 'PATCH',
+    scope: 'write',
+    path: '/accounts/:id',
+    summary: 'Change an account',
+    description: 'Its keys follow at once; what it spent this period is kept.',
+    tag: 'accounts',
+    params: accountParams,
+    body: updateAccountBody,
+    answer: { status: 200, schema: accountAnswer, description: 'The account as changed' },
+    refusals: ['NO_SUCH_ACCOUNT', 'INVALID_BODY', 'UNKNOWN_PLAN', 'UNKNOWN_ROUTE', 'NAME_TAKEN'],
+  },
+  deleteAccount: {
+    method: 'DELETE',
+    scope: 'write',
+    path: '/accounts/:id',
+    summary: 'Delete an account',
+    description: 'Refused (409) while keys belong to it.',
+    tag: 'accounts',
+    params: accountParams,
+    answer: { status: 200, schema: deletedAccountAnswer, description: 'The account is deleted' },
+    refusals: ['NO_SUCH_ACCOUNT', 'ACCOUNT_IN_USE'],
   },
   openapi: {
     method: 'GET',
@@ -211,9 +337,9 @@ export const ADMIN_ROUTES = {
 
 export type AdminOperation = keyof typeof ADMIN_ROUTES;
 
-/** The path of a call, its `:id` filled in (encoded), and its query if any. */
+/** The path of a call, its `:id` or `:name` filled in (encoded), and its query if any. */
 export function adminPath(op: AdminOperation, id?: string, query?: URLSearchParams): string {
-  const path = ADMIN_ROUTES[op].path.replace(':id', () => encodeURIComponent(id ?? ''));
+  const path = ADMIN_ROUTES[op].path.replace(/\/:(id|name)\b/, () => `/${encodeURIComponent(id ?? '')}`);
   const qs = query?.toString() ?? '';
   return qs === '' ? path : `${path}?${qs}`;
 }

@@ -69,7 +69,9 @@ export class GatewayStates {
     // A run-time key created, changed or revoked (by any process) reaches the current ring.
     resources.applyKeyChange = (change) => {
       if ('put' in change) this.current.keys.put(change.put);
-      else this.current.keys.remove(change.remove);
+      else if ('remove' in change) this.current.keys.remove(change.remove);
+      // A plan or account changed: a ring of its own for the next requests (they are few, keys many).
+      else this.current.keys = new KeyRing(this.current.config, resources.runtime.records.values(), resources.runtime);
     };
   }
 
@@ -78,7 +80,7 @@ export class GatewayStates {
     const { chains, retired } = buildChains(config, r.now, this.heads, previous?.chains);
     const state: GatewayState = {
       config,
-      keys: new KeyRing(config, r.runtime.records.values()),
+      keys: new KeyRing(config, r.runtime.records.values(), r.runtime),
       chains,
       resolver: new Resolver(chains, config),
       quota: r.quota,

@@ -11,7 +11,8 @@ import { createHash } from 'node:crypto';
 import type { BlockList } from 'node:net';
 import { configuredDigest, hashKey } from '../auth/digest.js';
 import type { Config, PlanConfig } from '../config/schema.js';
-import type { KeyRecord } from '../store/types.js';
+import type { KeyLimits, KeyRecord } from '../store/types.js';
+import type { Account } from './objects.js';
 import { networkList, routeMatcher, withLimits } from './terms.js';
 
 export interface ApiKey {
@@ -47,8 +48,17 @@ export function configKeyId(name: string): string {
   return `cfg_${createHash('sha256').update(name, 'utf8').digest('hex').slice(0, 16)}`;
 }
 
+/** Plans and accounts made at run time (keys/objects.ts), as the ring reads them. */
+export interface RingObjects {
+  readonly plans: ReadonlyMap<string, PlanConfig>;
+  readonly accounts: ReadonlyMap<string, Account>;
+}
+
+const NO_OBJECTS: RingObjects = { plans: new Map(), accounts: new Map() };
+
 export class KeyRing {
   private readonly plans: Config['plans'];
+  private readonly objects: RingObjects;
   /** Current digests of every usable key. */
   private readonly byDigest = new Map<string, ApiKey>();
   /** Secrets a roll replaced, accepted until their grace ends. */
@@ -58,8 +68,9 @@ export class KeyRing {
   private readonly records = new Map<string, KeyRecord>();
   private readonly byClear = new Map<string, ApiKey>();
 
-  constructor(config: Pick<Config, 'keys' | 'plans'>, runtime: Iterable<KeyRecord> = []) {
+  constructor(config: Pick<Config, 'keys' | 'plans'>, runtime: Iterable<KeyRecord> = [], objects: RingObjects = NO_OBJECTS) {
     this.plans = config.plans;
+    this.objects = objects;
     for (const k of config.keys) {
       const plan = config.plans[k.plan];
       if (!plan) throw new Error(`key ${k.name}: unknown plan ${k.plan}`);
@@ -91,15 +102,15 @@ export class KeyRing {
   put(record: KeyRecord): void {
     this.remove(record.id);
     this.records.set(record.id, record);
-    const planned = this.plans[record.plan];
-    // A plan the configuration no longer has: the key is refused until a reload brings it back.
-    if (!planned) return;
-    const plan = withLimits(planned, record.limits);
+    const deal = this.dealOf(record);
+    // A plan or account this process does not know: the key is refused until one brings it back.
+    if (!deal) return;
+    const { plan, planName, account, limits } = deal;
     const key: ApiKey = {
       id: record.id,
       name: record.name,
-      account: record.id,
-      planName: record.plan,
+      account: account ? account.id : record.id,
+      planName,
       plan,
       rpsHeader: String(plan.rps),
       status: record.status,
@@ -107,7 +118,7 @@ export class KeyRing {
       expiresAt: record.expiresAt ?? undefined,
       owner: record.owner ?? undefined,
       source: 'runtime',
-      costs: record.limits?.costs ?? undefined,
+      costs: limits?.costs ?? undefined,
       routes: record.routes === null ? undefined : routeMatcher(record.routes),
       ips: record.ips === null ? undefined : networkList(record.ips),
       origins: record.origins === null ? undefined : new Set(record.origins),
@@ -115,6 +126,29 @@ export class KeyRing {
     this.byDigest.set(record.digest, key);
     if (record.previous) this.previous.set(record.previous.digest, { key, until: record.previous.until });
     this.byId.set(key.id, key);
+  }
+
+  /**
+   * What a run-time key decides with. A key of an account takes the account's plan and limits,
+   * and shares its counters (its credits and its rate): the account's id is the quota identity of
+   * all its keys. Undefined when its account or plan is not known (the key is then refused).
+   */
+  dealOf(record: KeyRecord): { plan: PlanConfig; planName: string; account: Account | undefined; limits: KeyLimits | null } | undefined {
+    const account = record.account === null ? undefined : this.objects.accounts.get(record.account);
+    if (record.account !== null && !account) return undefined;
+    const planName = account ? account.plan : record.plan;
+    const limits = account ? account.limits : record.limits;
+    const planned = this.planNamed(planName);
+    return planned && { plan: withLimits(planned, limits), planName, account, limits };
+  }
+
+  /** A plan of the configuration, or one made at run time (a configured name always wins). */
+  planNamed(name: string): PlanConfig | undefined {
+    return Object.hasOwn(this.plans, name) ? this.plans[name] : this.objects.plans.get(name);
+  }
+
+  account(id: string): Account | undefined {
+    return this.objects.accounts.get(id);
   }
 
   /** Forgets a run-time key (configured keys change by reload only). */

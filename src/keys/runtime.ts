@@ -6,10 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { hashKey } from '../auth/digest.js';
-import type { KeyRecord, KeyStore } from '../store/types.js';
+import type { KeyRecord, KeyStore, ObjectKind, StoredObject } from '../store/types.js';
+import { accountFromObject, planFromObject, type Account, type RuntimePlan } from './objects.js';
+import type { RingObjects } from './ring.js';
 
-/** A change to apply to the current key ring. */
-export type KeyChange = { put: KeyRecord } | { remove: string };
+/** A change to apply to the current key ring; `objects`: plans or accounts changed, build it again. */
+export type KeyChange = { put: KeyRecord } | { remove: string } | { objects: true };
 
 /**
  * New secrets: a recognisable prefix, so that secret scanners can find leaked ones (GitHub's
@@ -60,8 +62,15 @@ export function newKeyId(): string {
 export const RESYNC_FIRST_MS = 1_000;
 const RESYNC_MAX_MS = 30_000;
 
-export class RuntimeKeys {
+/** `acc_` and 16 base-32 characters, as key ids are made. */
+export function newAccountId(): string {
+  return `acc_${newKeyId().slice('key_'.length)}`;
+}
+
+export class RuntimeKeys implements RingObjects {
   readonly records = new Map<string, KeyRecord>();
+  readonly plans = new Map<string, RuntimePlan>();
+  readonly accounts = new Map<string, Account>();
   private retry: NodeJS.Timeout | undefined;
   private failures = 0;
   private closed = false;
@@ -89,7 +98,11 @@ export class RuntimeKeys {
    */
   async resync(): Promise<void> {
     let all: KeyRecord[];
+    let plans: StoredObject[];
+    let accounts: StoredObject[];
     try {
+      // Plans and accounts first: the keys are then put into a ring that knows them.
+      [plans, accounts] = await Promise.all([this.store.listObjects('plan'), this.store.listObjects('account')]);
       all = await this.store.listKeys();
     } catch (err) {
       const retryInMs = Math.min(RESYNC_MAX_MS, RESYNC_FIRST_MS * 2 ** this.failures++);
@@ -98,6 +111,7 @@ export class RuntimeKeys {
       return;
     }
     this.failures = 0;
+    this.setObjects(plans, accounts);
     const seen = new Set<string>();
     for (const record of all) {
       seen.add(record.id);
@@ -106,14 +120,54 @@ export class RuntimeKeys {
     for (const id of [...this.records.keys()]) if (!seen.has(id)) this.drop(id);
   }
 
+  /** Replaces what is known of plans and accounts, and has the ring built again when it changed. */
+  private setObjects(plans: StoredObject[], accounts: StoredObject[]): void {
+    const before = JSON.stringify([[...this.plans.values()], [...this.accounts.values()]]);
+    this.plans.clear();
+    this.accounts.clear();
+    for (const o of plans) this.putObject(o);
+    for (const o of accounts) this.putObject(o);
+    if (JSON.stringify([[...this.plans.values()], [...this.accounts.values()]]) !== before) this.apply({ objects: true });
+  }
+
+  private putObject(o: StoredObject): void {
+    const parsed = o.kind === 'plan' ? planFromObject(o) : accountFromObject(o);
+    if (!parsed) {
+      this.log.error({ kind: o.kind, id: o.id }, 'a stored plan or account does not have the expected shape; ignored');
+      return;
+    }
+    if (o.kind === 'plan') this.plans.set(o.id, parsed as RuntimePlan);
+    else this.accounts.set(o.id, parsed as Account);
+  }
+
+  /** Applies an object this process just wrote (or learnt of), or its deletion (`undefined`). */
+  setObject(kind: ObjectKind, id: string, object: StoredObject | undefined): void {
+    if (object) this.putObject(object);
+    else if (kind === 'plan') this.plans.delete(id);
+    else this.accounts.delete(id);
+    this.apply({ objects: true });
+  }
+
   /** Reads one key again after the store said it changed. */
   async refresh(id: string): Promise<void> {
+    const colon = id.indexOf(':');
+    if (colon > 0) return this.refreshObject(id.slice(0, colon) as ObjectKind, id.slice(colon + 1));
     try {
       const record = await this.store.getKey(id);
       if (record) this.set(record);
       else this.drop(id);
     } catch (err) {
       this.log.warn({ err: (err as Error).message, keyId: id }, 'could not read a changed key; reading all of them again soon');
+      this.resyncIn(RESYNC_FIRST_MS);
+    }
+  }
+
+  private async refreshObject(kind: ObjectKind, id: string): Promise<void> {
+    if (kind !== 'plan' && kind !== 'account') return;
+    try {
+      this.setObject(kind, id, await this.store.getObject(kind, id));
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message, kind, id }, 'could not read a changed plan or account; reading everything again soon');
       this.resyncIn(RESYNC_FIRST_MS);
     }
   }

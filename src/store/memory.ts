@@ -2,7 +2,7 @@
 // ':memory:'` is SQLite's own in-memory database; this one needs no native addon), and the
 // simplest reading of the contract every backend runs (test/contracts/store.test.ts).
 import { dayStartMs } from './day.js';
-import { copyKeyRecord, copyUsageRow, COUNTERS } from './records.js';
+import { copyKeyRecord, copyObject, copyUsageRow, COUNTERS } from './records.js';
 import type {
   AuditEntry,
   AuditStore,
@@ -10,11 +10,14 @@ import type {
   KeyStore,
   LedgerRow,
   LedgerStore,
+  ObjectKind,
+  StoredObject,
   Storage,
   UsageQuery,
   UsageRow,
   UsageStore,
 } from './types.js';
+import { objectNotice } from './types.js';
 
 /** How long a usage batch's id is remembered, ms: as the other backends do. */
 const BATCH_MEMORY_MS = 3_600_000;
@@ -97,6 +100,39 @@ export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, L
 
   watchKeys(changed: (id: string) => void): void {
     this.watchers.push(changed);
+  }
+
+  private readonly objects = new Map<string, StoredObject>();
+
+  listObjects(kind: ObjectKind): Promise<StoredObject[]> {
+    const all = [...this.objects.values()].filter((o) => o.kind === kind).map(copyObject);
+    return Promise.resolve(all.sort((a, b) => compare(a.id, b.id)));
+  }
+
+  getObject(kind: ObjectKind, id: string): Promise<StoredObject | undefined> {
+    const o = this.objects.get(objectNotice(kind, id));
+    return Promise.resolve(o && copyObject(o));
+  }
+
+  putObject(object: StoredObject, mode: 'create' | 'replace', audit: AuditEntry): Promise<boolean> {
+    const refused = checkAudit(audit);
+    if (refused) return Promise.reject(refused);
+    const at = objectNotice(object.kind, object.id);
+    if (this.objects.has(at) !== (mode === 'replace')) return Promise.resolve(false);
+    this.objects.set(at, copyObject(object));
+    this.entries.push(copyAudit(audit));
+    this.notify(at);
+    return Promise.resolve(true);
+  }
+
+  deleteObject(kind: ObjectKind, id: string, audit: AuditEntry): Promise<boolean> {
+    const refused = checkAudit(audit);
+    if (refused) return Promise.reject(refused);
+    const at = objectNotice(kind, id);
+    if (!this.objects.delete(at)) return Promise.resolve(false);
+    this.entries.push(copyAudit(audit));
+    this.notify(at);
+    return Promise.resolve(true);
   }
 
   appendAudit(entry: AuditEntry): Promise<void> {

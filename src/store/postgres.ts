@@ -38,16 +38,18 @@ import type {
   KeyTerms,
   LedgerRow,
   LedgerStore,
+  ObjectKind,
+  StoredObject,
   Storage,
   UsageBatch,
   UsageQuery,
   UsageRow,
   UsageStore,
 } from './types.js';
-import { withOutcomeUnknown } from './types.js';
+import { objectNotice, withOutcomeUnknown } from './types.js';
 
 /** The newest schema version this code writes and reads: the number of MIGRATIONS. */
-export const POSTGRES_SCHEMA_VERSION = 4;
+export const POSTGRES_SCHEMA_VERSION = 5;
 
 /** A new connection that is not up by then fails (the pool's connectionTimeoutMillis). */
 const CONNECT_TIMEOUT_MS = 2_000;
@@ -187,6 +189,15 @@ ALTER TABLE ${s}.ledgers
   (s) => `
 ALTER TABLE ${s}.keys ADD COLUMN terms json;
 ALTER TABLE ${s}.audit ADD COLUMN actor text;
+`,
+  // Version 5: plans and accounts made at run time (store/types.ts StoredObject), by kind and id.
+  (s) => `
+CREATE TABLE ${s}.objects (
+  kind text COLLATE "C" NOT NULL,
+  id text COLLATE "C" NOT NULL,
+  value json NOT NULL,
+  PRIMARY KEY (kind, id)
+);
 `,
 ];
 
@@ -600,6 +611,44 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
   deleteKey(id: string, audit: AuditEntry): Promise<boolean> {
     return this.keyWrite(id, audit, async (client) => {
       const { rowCount } = await client.query(`DELETE FROM ${this.s}.keys WHERE id = $1`, [id]);
+      return (rowCount ?? 0) > 0;
+    });
+  }
+
+  async listObjects(kind: ObjectKind): Promise<StoredObject[]> {
+    const { rows } = await this.query<{ id: string; value: Record<string, unknown> }>(
+      `SELECT id, value FROM ${this.s}.objects WHERE kind = $1 ORDER BY id`,
+      [kind],
+    );
+    return rows.map((r) => ({ kind, id: r.id, value: r.value }));
+  }
+
+  async getObject(kind: ObjectKind, id: string): Promise<StoredObject | undefined> {
+    const { rows } = await this.query<{ value: Record<string, unknown> }>(
+      `SELECT value FROM ${this.s}.objects WHERE kind = $1 AND id = $2`,
+      [kind, id],
+    );
+    return rows[0] && { kind, id, value: rows[0].value };
+  }
+
+  putObject(object: StoredObject, mode: 'create' | 'replace', audit: AuditEntry): Promise<boolean> {
+    const json = JSON.stringify(object.value);
+    return this.keyWrite(objectNotice(object.kind, object.id), audit, async (client) => {
+      const { rowCount } =
+        mode === 'create'
+          ? await client.query(`INSERT INTO ${this.s}.objects (kind, id, value) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+              object.kind,
+              object.id,
+              json,
+            ])
+          : await client.query(`UPDATE ${this.s}.objects SET value = $3 WHERE kind = $1 AND id = $2`, [object.kind, object.id, json]);
+      return (rowCount ?? 0) > 0;
+    });
+  }
+
+  deleteObject(kind: ObjectKind, id: string, audit: AuditEntry): Promise<boolean> {
+    return this.keyWrite(objectNotice(kind, id), audit, async (client) => {
+      const { rowCount } = await client.query(`DELETE FROM ${this.s}.objects WHERE kind = $1 AND id = $2`, [kind, id]);
       return (rowCount ?? 0) > 0;
     });
   }

@@ -1,7 +1,7 @@
 // Records copied field by field: what a backend keeps is exactly a record's fields, whatever else
 // the caller's object carries (a secret never reaches a store by construction), and a caller's
 // later change to its object never reaches what a backend holds.
-import type { AuditEntry, KeyLimits, KeyRecord, KeyTerms, UsageCounts, UsageRow } from './types.js';
+import type { AuditEntry, KeyLimits, KeyRecord, KeyTerms, StoredObject, UsageCounts, UsageRow } from './types.js';
 
 /** Usage counters by name, in the order backends list them. */
 export const COUNTERS = ['requests', 'credits', 'cacheHits', 'refused', 'errors'] as const satisfies readonly (keyof UsageCounts)[];
@@ -41,11 +41,19 @@ export function copyTerms(r: Partial<KeyTerms>): KeyTerms {
     ips: list(r.ips),
     origins: list(r.origins),
     meta: r.meta === null || r.meta === undefined ? null : structuredClone(r.meta),
+    account: r.account ?? null,
   };
 }
 
 /** A key without terms of its own: its plan's limits, every route, network and origin. */
-export const NO_TERMS: Readonly<KeyTerms> = Object.freeze({ limits: null, routes: null, ips: null, origins: null, meta: null });
+export const NO_TERMS: Readonly<KeyTerms> = Object.freeze({
+  limits: null,
+  routes: null,
+  ips: null,
+  origins: null,
+  meta: null,
+  account: null,
+});
 
 /** The terms as one JSON value for a SQL column, or null when the key has none. */
 export function termsJson(r: KeyTerms): string | null {
@@ -74,4 +82,8 @@ export function copyUsageRow(r: UsageRow): UsageRow {
     refused: r.refused,
     errors: r.errors,
   };
+}
+
+export function copyObject(o: StoredObject): StoredObject {
+  return { kind: o.kind, id: o.id, value: structuredClone(o.value) };
 }

@@ -4,7 +4,10 @@
 //   <prefix>{keys}:key:<id>      string   a KeyRecord as JSON (KeyRecord's fields only)
 //   <prefix>{keys}:ids           set      the id of every run-time key
 //   <prefix>{keys}:name:<name>   string   the id of the key named <name> (the uniqueness index)
-//   <prefix>{keys}:changed       channel  PUBLISHed the id of each key created, changed or deleted
+//   <prefix>{keys}:changed       channel  PUBLISHed the id of each key created, changed or deleted, and
+//                                         `<kind>:<id>` of each object (store/types.ts objectNotice)
+//   <prefix>{keys}:obj:<kind>:<id>  string  a plan or account made at run time (StoredObject's value) as JSON
+//   <prefix>{keys}:objs:<kind>   set      the id of every object of that kind
 //   <prefix>{keys}:audit         stream   one entry per admin write, id `<at>-<seq>`, field `e`: the AuditEntry as JSON
 //   <prefix>{keys}:audit:lag     string   the most an audit entry's id was moved past its `at`, in ms (see auditLua)
 //   <prefix>{audit}, {audit}:lag          the same, as gateways before the key scripts wrote their own audit entries
@@ -60,7 +63,20 @@ import { Cluster } from 'ioredis';
 import type { RedisClient } from '../redis/client.js';
 import { DAY_MS, dayStartMs, utcDay } from './day.js';
 import { copyKeyRecord, copyTerms } from './records.js';
-import type { AuditEntry, AuditStore, KeyRecord, KeyStore, Storage, UsageCounts, UsageQuery, UsageRow, UsageStore } from './types.js';
+import type {
+  AuditEntry,
+  AuditStore,
+  KeyRecord,
+  KeyStore,
+  ObjectKind,
+  Storage,
+  StoredObject,
+  UsageCounts,
+  UsageQuery,
+  UsageRow,
+  UsageStore,
+} from './types.js';
+import { objectNotice } from './types.js';
 
 /** Usage counters: their order in the values of a key's hash, their names in the old day hash's fields. */
 const COUNTERS = ['requests', 'credits', 'cacheHits', 'refused', 'errors'] as const satisfies readonly (keyof UsageCounts)[];
@@ -153,6 +169,30 @@ redis.call('publish', ARGV[3], ARGV[1])
 return 1
 `;
 
+// KEYS[1] object, KEYS[2] its kind's id set, KEYS[3] audit stream, KEYS[4] its lag; ARGV[1] id,
+// ARGV[2] value JSON, ARGV[3] 'create' or 'replace', ARGV[4] channel, ARGV[5] notice, ARGV[6]
+// audit at, ARGV[7] audit JSON. 1 written, 0 not (exists on create, missing on replace).
+const OBJECT_PUT_LUA = `
+local exists = redis.call('exists', KEYS[1]) == 1
+if exists ~= (ARGV[3] == 'replace') then return 0 end
+${auditLua('KEYS[3]', 'KEYS[4]', 'ARGV[6]', 'ARGV[7]')}
+redis.call('set', KEYS[1], ARGV[2])
+redis.call('sadd', KEYS[2], ARGV[1])
+redis.call('publish', ARGV[4], ARGV[5])
+return 1
+`;
+
+// KEYS as OBJECT_PUT_LUA's; ARGV[1] id, ARGV[2] channel, ARGV[3] notice, ARGV[4] audit at,
+// ARGV[5] audit JSON. 1 deleted, 0 there was none.
+const OBJECT_DELETE_LUA = `
+if redis.call('exists', KEYS[1]) == 0 then return 0 end
+${auditLua('KEYS[3]', 'KEYS[4]', 'ARGV[4]', 'ARGV[5]')}
+redis.call('del', KEYS[1])
+redis.call('srem', KEYS[2], ARGV[1])
+redis.call('publish', ARGV[2], ARGV[3])
+return 1
+`;
+
 // An audit entry of its own (a top-up): KEYS[1] stream, KEYS[2] lag; ARGV[1] at, ARGV[2] entry JSON.
 const APPEND_AUDIT_LUA = `
 ${auditLua('KEYS[1]', 'KEYS[2]', 'ARGV[1]', 'ARGV[2]')}
@@ -232,6 +272,8 @@ interface KeyCommands {
   egwKeyUpdate(...keysAndArgs: string[]): Promise<number>;
   egwKeyDelete(...keysAndArgs: string[]): Promise<number>;
   egwAuditAppend(stream: string, lag: string, at: string, json: string): Promise<number>;
+  egwObjectPut(...keysAndArgs: string[]): Promise<number>;
+  egwObjectDelete(...keysAndArgs: string[]): Promise<number>;
 }
 
 export interface RedisStoreOptions {
@@ -362,6 +404,8 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
     client.defineCommand('egwKeyUpdate', { numberOfKeys: 5, lua: UPDATE_LUA });
     client.defineCommand('egwKeyDelete', { numberOfKeys: 5, lua: DELETE_LUA });
     client.defineCommand('egwAuditAppend', { numberOfKeys: 2, lua: APPEND_AUDIT_LUA });
+    client.defineCommand('egwObjectPut', { numberOfKeys: 4, lua: OBJECT_PUT_LUA });
+    client.defineCommand('egwObjectDelete', { numberOfKeys: 4, lua: OBJECT_DELETE_LUA });
     // No numberOfKeys: each call passes its own (a part has as many hashes as keys).
     client.defineCommand('egwAddUsage', { lua: ADD_USAGE_LUA });
     this.commands = client as unknown as KeyCommands;
@@ -532,6 +576,74 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
     };
     sub.on('ready', onReady);
     if (sub.status === 'ready') onReady();
+  }
+
+  // --- objects ---
+
+  private objectKey(kind: ObjectKind, id: string): string {
+    return `${this.prefix}{keys}:obj:${kind}:${id}`;
+  }
+
+  private objectIdsKey(kind: ObjectKind): string {
+    return `${this.prefix}{keys}:objs:${kind}`;
+  }
+
+  async listObjects(kind: ObjectKind): Promise<StoredObject[]> {
+    const ids = new Set<string>();
+    let cursor = '0';
+    do {
+      const [next, batch] = await this.client.sscan(this.objectIdsKey(kind), cursor, 'COUNT', LIST_BATCH);
+      cursor = next;
+      for (const id of batch) ids.add(id);
+    } while (cursor !== '0');
+    const sorted = [...ids].sort(compare);
+    const out: StoredObject[] = [];
+    for (let i = 0; i < sorted.length; i += LIST_BATCH) {
+      const page = sorted.slice(i, i + LIST_BATCH);
+      const values = await this.client.mget(...page.map((id) => this.objectKey(kind, id)));
+      page.forEach((id, j) => {
+        const json = values[j];
+        if (json !== null && json !== undefined) out.push({ kind, id, value: JSON.parse(json) as Record<string, unknown> });
+      });
+    }
+    return out;
+  }
+
+  async getObject(kind: ObjectKind, id: string): Promise<StoredObject | undefined> {
+    const json = await this.client.get(this.objectKey(kind, id));
+    return json === null ? undefined : { kind, id, value: JSON.parse(json) as Record<string, unknown> };
+  }
+
+  async putObject(object: StoredObject, mode: 'create' | 'replace', audit: AuditEntry): Promise<boolean> {
+    const entry = auditArgs(audit);
+    const outcome = await this.commands.egwObjectPut(
+      this.objectKey(object.kind, object.id),
+      this.objectIdsKey(object.kind),
+      this.auditKey,
+      this.auditLagKey,
+      object.id,
+      JSON.stringify(object.value),
+      mode,
+      this.channel,
+      objectNotice(object.kind, object.id),
+      ...entry,
+    );
+    return outcome === 1;
+  }
+
+  async deleteObject(kind: ObjectKind, id: string, audit: AuditEntry): Promise<boolean> {
+    const entry = auditArgs(audit);
+    const outcome = await this.commands.egwObjectDelete(
+      this.objectKey(kind, id),
+      this.objectIdsKey(kind),
+      this.auditKey,
+      this.auditLagKey,
+      id,
+      this.channel,
+      objectNotice(kind, id),
+      ...entry,
+    );
+    return outcome === 1;
   }
 
   // --- audit ---

@@ -74,6 +74,8 @@ import type {
   KeyStore,
   LedgerRow,
   LedgerStore,
+  ObjectKind,
+  StoredObject,
   Storage,
   UsageBatch,
   UsageQuery,
@@ -81,9 +83,10 @@ import type {
   UsageStore,
 } from './types.js';
 import { termsFromJson, termsJson } from './records.js';
+import { objectNotice } from './types.js';
 
 /** The user_version this code writes and reads. */
-export const SQLITE_SCHEMA_VERSION = 5;
+export const SQLITE_SCHEMA_VERSION = 6;
 
 // STRICT tables (https://www.sqlite.org/stricttables.html): a value of the wrong type is an error
 // instead of being stored as whatever it is. Credits are integers (config/schema.ts).
@@ -191,6 +194,16 @@ ALTER TABLE ledgers_v4 RENAME TO ledgers;
 const SCHEMA_V5 = `
 ALTER TABLE keys ADD COLUMN terms TEXT;
 ALTER TABLE audit ADD COLUMN actor TEXT;
+`;
+
+// Version 6: plans and accounts made at run time (store/types.ts StoredObject), as JSON by kind and id.
+const SCHEMA_V6 = `
+CREATE TABLE objects (
+  kind TEXT NOT NULL,
+  id TEXT NOT NULL,
+  value TEXT NOT NULL, -- JSON object
+  PRIMARY KEY (kind, id)
+) STRICT, WITHOUT ROWID;
 `;
 
 /** How long a usage batch's id is remembered, ms: far longer than a retry takes to follow. */
@@ -348,6 +361,11 @@ function prepareStatements(db: Database.Database) {
        WHERE id = @id`,
     ),
     deleteKey: db.prepare<[string]>('DELETE FROM keys WHERE id = ?'),
+    listObjects: db.prepare<[string], { id: string; value: string }>('SELECT id, value FROM objects WHERE kind = ? ORDER BY id'),
+    getObject: db.prepare<[string, string], { value: string }>('SELECT value FROM objects WHERE kind = ? AND id = ?'),
+    insertObject: db.prepare<[string, string, string]>('INSERT OR IGNORE INTO objects (kind, id, value) VALUES (?, ?, ?)'),
+    replaceObject: db.prepare<[string, string, string]>('UPDATE objects SET value = ? WHERE kind = ? AND id = ?'),
+    deleteObject: db.prepare<[string, string]>('DELETE FROM objects WHERE kind = ? AND id = ?'),
     insertAudit: db.prepare<AuditRow>(
       'INSERT INTO audit (at, action, actor, key_id, before, after) VALUES (@at, @action, @actor, @key_id, @before, @after)',
     ),
@@ -468,6 +486,7 @@ function migrate(db: Database.Database): void {
     }
     if (version < 4) db.exec(SCHEMA_V4);
     if (version < 5) db.exec(SCHEMA_V5);
+    if (version < 6) db.exec(SCHEMA_V6);
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
   })();
   if (renames) {
@@ -823,6 +842,43 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
   watchKeys(changed: (id: string) => void, _resync: () => void): void {
     // `_resync` is never called: a single process misses none of its own writes.
     this.watchers.push({ changed });
+  }
+
+  listObjects(kind: ObjectKind): Promise<StoredObject[]> {
+    return this.read('listObjects', (c) =>
+      c.stmt.listObjects.all(kind).map((r) => ({ kind, id: r.id, value: JSON.parse(r.value) as Record<string, unknown> })),
+    );
+  }
+
+  getObject(kind: ObjectKind, id: string): Promise<StoredObject | undefined> {
+    return this.read('getObject', (c) => {
+      const row = c.stmt.getObject.get(kind, id);
+      return row ? { kind, id, value: JSON.parse(row.value) as Record<string, unknown> } : undefined;
+    });
+  }
+
+  putObject(object: StoredObject, mode: 'create' | 'replace', audit: AuditEntry): Promise<boolean> {
+    const json = JSON.stringify(object.value);
+    return this.write('putObject', (c) => {
+      const written = c.keyWriteTx(
+        () =>
+          (mode === 'create'
+            ? c.stmt.insertObject.run(object.kind, object.id, json)
+            : c.stmt.replaceObject.run(json, object.kind, object.id)
+          ).changes > 0,
+        audit,
+      );
+      if (written) this.notify(objectNotice(object.kind, object.id));
+      return written;
+    });
+  }
+
+  deleteObject(kind: ObjectKind, id: string, audit: AuditEntry): Promise<boolean> {
+    return this.write('deleteObject', (c) => {
+      const deleted = c.keyWriteTx(() => c.stmt.deleteObject.run(kind, id).changes > 0, audit);
+      if (deleted) this.notify(objectNotice(kind, id));
+      return deleted;
+    });
   }
 
   appendAudit(entry: AuditEntry): Promise<void> {

@@ -38,6 +38,8 @@ export interface KeyRecord {
   origins: string[] | null;
   /** The operator's own JSON about the key (keys/terms.ts bounds its size); null: none. */
   meta: Record<string, unknown> | null;
+  /** The account (ObjectKind `account`) whose plan, limits, credits and rate the key shares; null: its own. */
+  account: string | null;
 }
 
 /** Per-key overrides of its plan (issue 25, item 1): each null field is the plan's. */
@@ -50,12 +52,29 @@ export interface KeyLimits {
 }
 
 /** A key's fields beyond its identity, kept as one JSON value by the SQL backends. */
-export type KeyTerms = Pick<KeyRecord, 'limits' | 'routes' | 'ips' | 'origins' | 'meta'>;
+export type KeyTerms = Pick<KeyRecord, 'limits' | 'routes' | 'ips' | 'origins' | 'meta' | 'account'>;
+
+/**
+ * What else the admin API creates at run time, beside keys: plans (issue 25, item 1) and
+ * accounts (item 2), each a JSON object under its kind and id. Kept by the key store, written
+ * with their audit entry in one transaction and told to every process as keys are (watchKeys,
+ * with the id `<kind>:<id>`).
+ */
+export type ObjectKind = 'plan' | 'account';
+
+export interface StoredObject {
+  kind: ObjectKind;
+  id: string;
+  value: Record<string, unknown>;
+}
+
+/** The id watchKeys tells of when an object changed: a key's id never holds a colon. */
+export const objectNotice = (kind: ObjectKind, id: string): string => `${kind}:${id}`;
 
 /** One admin write. `before` and `after` hold the key's public fields, never a secret or a digest. */
 export interface AuditEntry {
   at: number;
-  action: 'create' | 'update' | 'credits' | 'roll' | 'revoke';
+  action: 'create' | 'update' | 'credits' | 'roll' | 'revoke' | 'delete';
   /** Who made the write: the admin token's name (`admin.tokens`), `admin` for `admin.token`; null in entries made before names were kept. */
   actor: string | null;
   keyId: string;
@@ -114,6 +133,16 @@ export interface KeyStore {
    * embedded store serves one process, so it tells of its own writes only.
    */
   watchKeys(changed: (id: string) => void, resync: () => void): void;
+  /** Every object of a kind (plans, accounts), by id. */
+  listObjects(kind: ObjectKind): Promise<StoredObject[]>;
+  getObject(kind: ObjectKind, id: string): Promise<StoredObject | undefined>;
+  /**
+   * Stores an object and appends its audit entry, in one transaction: `create` only when there is
+   * none of that kind and id, `replace` only when there is; false (nothing written) otherwise.
+   */
+  putObject(object: StoredObject, mode: 'create' | 'replace', audit: AuditEntry): Promise<boolean>;
+  /** Forgets an object and appends its audit entry; false (nothing appended) when there was none. */
+  deleteObject(kind: ObjectKind, id: string, audit: AuditEntry): Promise<boolean>;
 }
 
 /** The audit trail: what was changed by whom and when, to settle a dispute from. */

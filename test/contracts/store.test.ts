@@ -429,6 +429,56 @@ describe.each(backends)('store contract: $name', (backend) => {
     });
   });
 
+  describe('objects (run-time plans and accounts)', () => {
+    it('creates only what is not there, replaces only what is, lists by kind in id order, deletes once; each write audited and told', async () => {
+      const { store } = backend.world();
+      const heard: string[] = [];
+      store.keys.watchKeys(
+        (id) => heard.push(id),
+        () => undefined,
+      );
+      const probe = await listening(store, heard);
+      const t = Date.now();
+      const entry = (n: number, action: AuditEntry['action'], id: string): AuditEntry => ({
+        at: t + n,
+        action,
+        actor: 'ops',
+        keyId: id,
+        before: null,
+        after: { n },
+      });
+      const gold = { kind: 'plan' as const, id: 'gold', value: { rps: 50, credits: 10_000, period: 'monthly', note: { a: [1, 'x'] } } };
+      const silver = { kind: 'plan' as const, id: 'silver {1}|x', value: { rps: 5 } };
+      const acme = { kind: 'account' as const, id: 'acc_aaaaaaaaaaaaaaaa', value: { name: 'acme', plan: 'gold' } };
+      expect(await store.keys.putObject(gold, 'replace', entry(0, 'update', 'plan:gold'))).toBe(false);
+      expect(await store.keys.putObject(silver, 'create', entry(1, 'create', 'plan:silver'))).toBe(true);
+      expect(await store.keys.putObject(gold, 'create', entry(2, 'create', 'plan:gold'))).toBe(true);
+      expect(await store.keys.putObject({ ...gold, value: { rps: 1 } }, 'create', entry(3, 'create', 'plan:gold'))).toBe(false);
+      expect(await store.keys.putObject(acme, 'create', entry(4, 'create', acme.id))).toBe(true);
+      expect(await store.keys.listObjects('plan')).toEqual([gold, silver]);
+      expect(await store.keys.listObjects('account')).toEqual([acme]);
+      expect(await store.keys.getObject('plan', 'gold')).toEqual(gold);
+      expect(await store.keys.getObject('account', 'gold')).toBeUndefined();
+      const changed = { ...gold, value: { rps: 60, credits: 10_000, period: 'monthly' } };
+      expect(await store.keys.putObject(changed, 'replace', entry(5, 'update', 'plan:gold'))).toBe(true);
+      expect(await store.keys.getObject('plan', 'gold')).toEqual(changed);
+      expect(await store.keys.deleteObject('plan', 'silver {1}|x', entry(6, 'delete', 'plan:silver'))).toBe(true);
+      expect(await store.keys.deleteObject('plan', 'silver {1}|x', entry(7, 'delete', 'plan:silver'))).toBe(false);
+      expect(await store.keys.listObjects('plan')).toEqual([changed]);
+      // Only the writes that were made are on record, and told.
+      const audit = await store.audit.listAudit({ from: t, to: t + 10 });
+      expect(audit.filter((e) => e.keyId !== 'key_note').map((e) => (e.after as { n: number }).n)).toEqual([1, 2, 4, 5, 6]);
+      await until(() => heard.filter((id) => id !== probe).length >= 5, 'the notices', 1_000);
+      expect(heard.filter((id) => id !== probe)).toEqual([
+        'plan:silver {1}|x',
+        'plan:gold',
+        `account:${acme.id}`,
+        'plan:gold',
+        'plan:silver {1}|x',
+      ]);
+    });
+  });
+
   describe('key writes and their audit entries', () => {
     it('every key write stores its audit entry with it; a refused write stores neither', async () => {
       const { store } = backend.world();
@@ -1068,12 +1118,13 @@ describe('SQLite store', () => {
     try {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
-      expect(SQLITE_SCHEMA_VERSION).toBe(5);
+      expect(SQLITE_SCHEMA_VERSION).toBe(6);
       expect(db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all()).toEqual([
         'audit',
         'keys',
         'ledgers',
         'meta',
+        'objects',
         'sqlite_sequence',
         'usage',
         'usage_batches',
@@ -1087,9 +1138,9 @@ describe('SQLite store', () => {
     const file = join(dir, 'newer', 'store.db');
     mkdirSync(join(dir, 'newer'));
     const db = new Database(file);
-    db.pragma('user_version = 6');
+    db.pragma('user_version = 7');
     db.close();
-    expect(() => new SqliteStore(file)).toThrow('the store file has schema version 6; this gateway knows up to 5');
+    expect(() => new SqliteStore(file)).toThrow('the store file has schema version 7; this gateway knows up to 6');
   });
 
   it('brings a version 1 file to the current version, keeping its usage', async () => {
@@ -1101,7 +1152,7 @@ describe('SQLite store', () => {
     const db = new Database(file);
     // What version 1 did not have, and its ledgers table of one period's spend.
     db.exec(`DROP TABLE usage_batches; DROP TABLE meta; DROP TABLE ledgers;
-      ALTER TABLE keys DROP COLUMN terms; ALTER TABLE audit DROP COLUMN actor;
+      ALTER TABLE keys DROP COLUMN terms; ALTER TABLE audit DROP COLUMN actor; DROP TABLE objects;
       CREATE TABLE ledgers (account TEXT PRIMARY KEY, period_id TEXT NOT NULL, spent INTEGER NOT NULL, topup INTEGER NOT NULL) STRICT;`);
     db.pragma('user_version = 1');
     db.close();

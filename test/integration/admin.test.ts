@@ -313,8 +313,8 @@ describe.each(['sqlite', 'redis', 'postgres'] as const)('the admin API (%s store
     expect(await none.json()).toEqual({ message: 'Admin token required' });
     expect((await admin.get('/plans')).body).toEqual({
       items: [
-        { name: 'small', rps: 3, credits: 100, period: 'daily' },
-        { name: 'big', rps: 50, credits: 1000, period: 'daily' },
+        { name: 'small', rps: 3, credits: 100, period: 'daily', source: 'config' },
+        { name: 'big', rps: 50, credits: 1000, period: 'daily', source: 'config' },
       ],
     });
   });

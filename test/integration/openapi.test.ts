@@ -208,7 +208,11 @@ describe('GET /admin/v1/openapi.json', () => {
         if (documentedBody) expect(problems, `${operationId} body`).toBe('');
         else expect(problems, `${operationId}: the document refuses this body too`).not.toBe('');
       }
-      const answer = await admin.call(method, path.replace('/admin/v1', '').replace('{id}', encodeURIComponent(id ?? '')) + query, body);
+      const answer = await admin.call(
+        method,
+        path.replace('/admin/v1', '').replace(/\{(id|name)\}/, encodeURIComponent(id ?? '')) + query,
+        body,
+      );
       const documented = op.responses[String(answer.status)] as { content: Record<string, { schema: Json }> } | undefined;
       expect(documented, `${operationId}: status ${answer.status} is documented`).toBeDefined();
       expect(check(documented!.content['application/json']!.schema, answer.body), `${operationId} ${answer.status}`).toBe('');
@@ -240,6 +244,24 @@ describe('GET /admin/v1/openapi.json', () => {
     expect((usage.body as { items: unknown[] }).items.length).toBeGreaterThan(0);
     expect((await call('usage', undefined, undefined, '?from=2026-13-01')).status).toBe(400);
     expect((await call('plans', undefined)).status).toBe(200);
+    expect((await call('createPlan', undefined, { name: 'openapi-team', rps: 5, credits: 500 })).status).toBe(201);
+    expect((await call('createPlan', undefined, { name: 'free', rps: 5, credits: 500 })).status).toBe(409);
+    expect((await call('showPlan', 'openapi-team')).status).toBe(200);
+    expect((await call('updatePlan', 'openapi-team', { period: 'monthly' })).status).toBe(200);
+    expect((await call('updatePlan', 'free', { rps: 1 })).status).toBe(409);
+    const account = await call('createAccount', undefined, { name: 'openapi-acme', plan: 'openapi-team', meta: { crm: 'x' } });
+    expect(account.status).toBe(201);
+    const accountId = (account.body as { id: string }).id;
+    expect((await call('listAccounts', undefined, undefined, '?plan=openapi-team')).status).toBe(200);
+    expect((await call('updateAccount', accountId, { limits: { rps: 2 } })).status).toBe(200);
+    const member = await call('createKey', undefined, { name: 'openapi-member', account: accountId });
+    expect(member.status).toBe(201);
+    expect((await call('showAccount', accountId)).status).toBe(200);
+    expect((await call('deleteAccount', accountId)).body).toMatchObject({ keys: [(member.body as { id: string }).id] });
+    expect((await call('deletePlan', 'openapi-team')).status).toBe(409);
+    expect((await call('revokeKey', (member.body as { id: string }).id)).status).toBe(200);
+    expect((await call('deleteAccount', accountId)).status).toBe(200);
+    expect((await call('deletePlan', 'openapi-team')).status).toBe(200);
     expect((await call('verifyKey', undefined, { key })).body).toMatchObject({ valid: false, code: 'DISABLED', key: { id } });
     expect((await call('verifyKey', undefined, { key: 'egw_nope' })).body).toEqual({ valid: false, code: 'NOT_FOUND', key: null });
     expect((await call('verifyKey', undefined, {}, '', false)).status).toBe(422);

@@ -160,7 +160,7 @@ describe('a PostgreSQL schema of version 1', () => {
       const versions = await withClient(
         async (c) => (await c.query<{ version: number }>(`SELECT version FROM ${s}.schema_version ORDER BY version`)).rows,
       );
-      expect(versions).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
+      expect(versions).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }]);
     } finally {
       await store.close();
     }

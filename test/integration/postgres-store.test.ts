@@ -118,7 +118,16 @@ describe('PostgreSQL store: schema', () => {
           )
         ).rows,
     );
-    expect(tables.map((t) => t.table_name)).toEqual(['audit', 'keys', 'ledgers', 'meta', 'schema_version', 'usage', 'usage_batches']);
+    expect(tables.map((t) => t.table_name)).toEqual([
+      'audit',
+      'keys',
+      'ledgers',
+      'meta',
+      'objects',
+      'schema_version',
+      'usage',
+      'usage_batches',
+    ]);
     // One schema: a key one writes, another reads.
     const a = key();
     expect(await stores[0]!.createKey(a, audit('create', a))).toBe(true);

@@ -183,7 +183,7 @@ describe('ledger rows', () => {
     const writer = new SqliteStore(file);
     await writer.close();
     const db = new Database(file);
-    db.exec(`DROP TABLE meta; DROP TABLE ledgers; ALTER TABLE keys DROP COLUMN terms; ALTER TABLE audit DROP COLUMN actor;
+    db.exec(`DROP TABLE meta; DROP TABLE ledgers; ALTER TABLE keys DROP COLUMN terms; ALTER TABLE audit DROP COLUMN actor; DROP TABLE objects;
       CREATE TABLE ledgers (account TEXT PRIMARY KEY, period_id TEXT NOT NULL, spent INTEGER NOT NULL, topup INTEGER NOT NULL) STRICT;`);
     const insert = db.prepare<[string, string, number, number]>(
       'INSERT INTO ledgers (account, period_id, spent, topup) VALUES (?, ?, ?, ?)',

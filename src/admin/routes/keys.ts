@@ -24,8 +24,8 @@ export function registerKeyRoutes(api: FastifyInstance, service: AdminService, s
   });
   api.route({
     ...at('listKeys'),
-    handler: (request, reply) =>
-      send(reply, R.listKeys.answer.status, { items: service.listKeys(parseQuery(R.listKeys.query, request.query)) }),
+    handler: async (request, reply) =>
+      send(reply, R.listKeys.answer.status, await service.listKeys(parseQuery(R.listKeys.query, request.query))),
   });
   api.route<WithId>({
     ...at('showKey'),

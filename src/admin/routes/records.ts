@@ -1,4 +1,4 @@
-// /admin/v1/audit, /admin/v1/usage and /admin/v1/plans: what the gateway has on record, read-only.
+// /admin/v1/audit and /admin/v1/usage: what the gateway has on record, read-only.
 // Usage as JSON or CSV (RFC 4180), what an operator bills from.
 import type { FastifyInstance } from 'fastify';
 import type { Send } from '../context.js';
@@ -53,5 +53,4 @@ export function registerRecordRoutes(api: FastifyInstance, service: AdminService
         .send(usageCsv(items));
     },
   });
-  api.route({ ...at('plans'), handler: (_request, reply) => send(reply, R.plans.answer.status, { items: service.plans() }) });
 }
