@@ -30,12 +30,28 @@ export function patternMatches(re: RegExp, route: string): boolean {
   return path !== undefined && path !== route && re.test(path);
 }
 
-/** One test for a key's route patterns: the routes they allow, found once. */
+/**
+ * One test for a key's route patterns: the routes they allow, found once, and shared by every key
+ * with the same patterns. A plan or account change builds the ring again (app/state.ts): with
+ * tens of thousands of restricted keys on a handful of pattern lists, that is a handful of scans
+ * of the route table, not one per key.
+ */
 export function routeMatcher(patterns: readonly string[]): (route: string) => boolean {
-  const res = patterns.map(routePattern);
-  const allowed = new Set(ROUTE_NAMES.filter((name) => res.some((re) => patternMatches(re, name))));
-  return (route) => allowed.has(route);
+  const id = JSON.stringify(patterns);
+  let match = MATCHERS.get(id);
+  if (match === undefined) {
+    const res = patterns.map(routePattern);
+    const allowed = new Set(ROUTE_NAMES.filter((name) => res.some((re) => patternMatches(re, name))));
+    match = (route) => allowed.has(route);
+    // Bounded: a store of keys each with patterns of its own does not grow this without end.
+    if (MATCHERS.size >= MAX_MATCHERS) MATCHERS.clear();
+    MATCHERS.set(id, match);
+  }
+  return match;
 }
+
+const MAX_MATCHERS = 10_000;
+const MATCHERS = new Map<string, (route: string) => boolean>();
 
 /** An address or CIDR block (`203.0.113.0/24`, `2001:db8::/32`), or undefined when it is neither. */
 export function parseNetwork(s: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
