@@ -333,7 +333,14 @@ export const usageItemAnswer = z.strictObject({
   requests: z.number().int(),
   credits: z.number().int().meta({ description: 'billed, refunds taken off' }),
   cacheHits: z.number().int(),
-  refused: z.number().int().meta({ description: '402, 403 and 429: counted, not billed' }),
+  refused: z.number().int().meta({ description: '402, 403 and 429: counted, not billed; rateLimited + outOfCredits + forbidden' }),
+  rateLimited: z.number().int().meta({ description: "429: refused by the key's rate" }),
+  outOfCredits: z.number().int().meta({ description: '402: refused for want of credits' }),
+  forbidden: z.number().int().meta({ description: "403: refused by the key's status or restrictions (chains, routes, ips, origins)" }),
+  clientErrors: z
+    .number()
+    .int()
+    .meta({ description: 'any other 4xx answered to the key (400, 413, 422, an upstream 404): a mistake of the request' }),
   errors: z.number().int().meta({ description: '5xx: refunded' }),
 });
 

@@ -97,6 +97,10 @@ export interface UsageItem {
   credits: number;
   cacheHits: number;
   refused: number;
+  rateLimited: number;
+  outOfCredits: number;
+  forbidden: number;
+  clientErrors: number;
   errors: number;
 }
 
@@ -525,6 +529,11 @@ export class AdminService {
       credits: r.credits,
       cacheHits: r.cacheHits,
       refused: r.refused,
+      // A row only the Redis quota store has (credits, quota/usage-credits.ts) counts no cause.
+      rateLimited: r.rateLimited ?? 0,
+      outOfCredits: r.outOfCredits ?? 0,
+      forbidden: r.forbidden ?? 0,
+      clientErrors: r.clientErrors ?? 0,
       errors: r.errors,
     }));
     return { from, to, items };

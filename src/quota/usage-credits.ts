@@ -43,7 +43,19 @@ export async function listUsageCredits(
           if (q.keyIds !== undefined && !q.keyIds.has(row.keyId)) continue;
           if (q.chain !== undefined && q.chain !== row.chain) continue;
           if (q.route !== undefined && q.route !== row.route) continue;
-          rows.push({ day, ...row, requests: 0, credits, cacheHits: 0, refused: 0, errors: 0 });
+          rows.push({
+            day,
+            ...row,
+            requests: 0,
+            credits,
+            cacheHits: 0,
+            refused: 0,
+            rateLimited: 0,
+            outOfCredits: 0,
+            forbidden: 0,
+            clientErrors: 0,
+            errors: 0,
+          });
         }
       }
     }

@@ -159,7 +159,7 @@ export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, L
     for (const r of rows) {
       const id = JSON.stringify([r.day, r.keyId, r.chain, r.route]);
       const stored = this.rows.get(id);
-      if (stored) for (const c of COUNTERS) stored[c] += r[c];
+      if (stored) for (const c of COUNTERS) stored[c] = (stored[c] ?? 0) + (r[c] ?? 0);
       else this.rows.set(id, copyUsageRow(r));
     }
     return Promise.resolve();

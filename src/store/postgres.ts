@@ -49,7 +49,7 @@ import type {
 import { objectNotice, withOutcomeUnknown } from './types.js';
 
 /** The newest schema version this code writes and reads: the number of MIGRATIONS. */
-export const POSTGRES_SCHEMA_VERSION = 5;
+export const POSTGRES_SCHEMA_VERSION = 6;
 
 /** A new connection that is not up by then fails (the pool's connectionTimeoutMillis). */
 const CONNECT_TIMEOUT_MS = 2_000;
@@ -199,6 +199,18 @@ CREATE TABLE ${s}.objects (
   PRIMARY KEY (kind, id)
 );
 `,
+  // Version 6: the refusals of a usage row by cause (429 of the key's rate, 402, 403) and its
+  // other 4xx answers (store/types.ts UsageCounts). Rows of earlier versions read 0 of each; a
+  // column added with a constant default rewrites no row
+  // (https://www.postgresql.org/docs/current/sql-altertable.html#SQL-ALTERTABLE-NOTES). A gateway
+  // of version 5 still running writes its rows without them (0), as before.
+  (s) => `
+ALTER TABLE ${s}.usage
+  ADD COLUMN rate_limited bigint NOT NULL DEFAULT 0,
+  ADD COLUMN out_of_credits bigint NOT NULL DEFAULT 0,
+  ADD COLUMN forbidden bigint NOT NULL DEFAULT 0,
+  ADD COLUMN client_errors bigint NOT NULL DEFAULT 0;
+`,
 ];
 
 const sealWith = (secret: Buffer, account: string): string => createHmac('sha256', secret).update(account, 'utf8').digest('hex');
@@ -304,6 +316,10 @@ interface UsageDbRow {
   cache_hits: string;
   refused: string;
   errors: string;
+  rate_limited: string;
+  out_of_credits: string;
+  forbidden: string;
+  client_errors: string;
 }
 
 interface LedgerDbRow {
@@ -380,7 +396,7 @@ function sumRows(rows: readonly UsageRow[]): UsageRow[] {
     checkDay(r.day);
     const id = JSON.stringify([r.day, r.keyId, r.chain, r.route]);
     const sum = sums.get(id);
-    if (sum) for (const c of COUNTERS) sum[c] += r[c];
+    if (sum) for (const c of COUNTERS) sum[c] = (sum[c] ?? 0) + (r[c] ?? 0);
     else sums.set(id, copyUsageRow(r));
   }
   return [...sums.values()].sort(
@@ -775,20 +791,27 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
     ]);
     if (!rowCount) return; // added before
     await client.query(
-      `INSERT INTO ${this.s}.usage AS u (day, key_id, chain, route, requests, credits, cache_hits, refused, errors)
-         SELECT * FROM unnest($1::date[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[])
+      // The counters' columns in COUNTERS' order (store/records.ts), as the arrays below are.
+      `INSERT INTO ${this.s}.usage AS u (day, key_id, chain, route, requests, credits, cache_hits, refused, errors,
+           rate_limited, out_of_credits, forbidden, client_errors)
+         SELECT * FROM unnest($1::date[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[],
+           $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[])
          ON CONFLICT (day, key_id, chain, route) DO UPDATE SET
            requests = u.requests + excluded.requests,
            credits = u.credits + excluded.credits,
            cache_hits = u.cache_hits + excluded.cache_hits,
            refused = u.refused + excluded.refused,
-           errors = u.errors + excluded.errors`,
+           errors = u.errors + excluded.errors,
+           rate_limited = u.rate_limited + excluded.rate_limited,
+           out_of_credits = u.out_of_credits + excluded.out_of_credits,
+           forbidden = u.forbidden + excluded.forbidden,
+           client_errors = u.client_errors + excluded.client_errors`,
       [
         sums.map((r) => r.day),
         sums.map((r) => r.keyId),
         sums.map((r) => r.chain),
         sums.map((r) => r.route),
-        ...COUNTERS.map((c) => sums.map((r) => r[c])),
+        ...COUNTERS.map((c) => sums.map((r) => r[c] ?? 0)),
       ],
     );
   }
@@ -796,7 +819,8 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
   /** Days come back as `YYYY-MM-DD` whatever the session's DateStyle (to_char), not as a JS Date. */
   async listUsage(query: UsageQuery): Promise<UsageRow[]> {
     const { rows } = await this.query<UsageDbRow>(
-      `SELECT to_char(day, 'YYYY-MM-DD') AS day, key_id, chain, route, requests, credits, cache_hits, refused, errors
+      `SELECT to_char(day, 'YYYY-MM-DD') AS day, key_id, chain, route, requests, credits, cache_hits, refused, errors,
+         rate_limited, out_of_credits, forbidden, client_errors
        FROM ${this.s}.usage
        WHERE day BETWEEN $1::date AND $2::date
          AND ($3::text[] IS NULL OR key_id = ANY ($3::text[]))
@@ -820,6 +844,10 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
       credits: int(r.credits),
       cacheHits: int(r.cache_hits),
       refused: int(r.refused),
+      rateLimited: int(r.rate_limited),
+      outOfCredits: int(r.out_of_credits),
+      forbidden: int(r.forbidden),
+      clientErrors: int(r.client_errors),
       errors: int(r.errors),
     }));
   }

@@ -3,8 +3,21 @@
 // later change to its object never reaches what a backend holds.
 import type { AuditEntry, KeyLimits, KeyRecord, KeyTerms, StoredObject, UsageCounts, UsageRow } from './types.js';
 
-/** Usage counters by name, in the order backends list them. */
-export const COUNTERS = ['requests', 'credits', 'cacheHits', 'refused', 'errors'] as const satisfies readonly (keyof UsageCounts)[];
+/**
+ * Usage counters by name, in the order backends list them. Redis keeps a row's counts in this
+ * order in one value (store/redis.ts): a new counter is appended, never put between two others.
+ */
+export const COUNTERS = [
+  'requests',
+  'credits',
+  'cacheHits',
+  'refused',
+  'errors',
+  'rateLimited',
+  'outOfCredits',
+  'forbidden',
+  'clientErrors',
+] as const satisfies readonly (keyof UsageCounts)[];
 
 export function copyKeyRecord(r: KeyRecord): KeyRecord {
   return {
@@ -80,6 +93,10 @@ export function copyUsageRow(r: UsageRow): UsageRow {
     credits: r.credits,
     cacheHits: r.cacheHits,
     refused: r.refused,
+    rateLimited: r.rateLimited ?? 0,
+    outOfCredits: r.outOfCredits ?? 0,
+    forbidden: r.forbidden ?? 0,
+    clientErrors: r.clientErrors ?? 0,
     errors: r.errors,
   };
 }

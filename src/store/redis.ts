@@ -14,8 +14,11 @@
 //                                         kept them: read (listAudit), never written
 //   <prefix>usage:{<day>}:keys         set   the id of every key with usage on UTC day <day> (`YYYY-MM-DD`)
 //   <prefix>usage:{<day>}:key:<keyId>  hash  that key's usage that day: field `<chain>|<route>` -> `<requests> <credits>
-//                                            <cacheHits> <refused> <errors>` (COUNTERS' order, decimal integers, one
-//                                            space apart); `%` and `|` of chain and route escaped as %25 and %7C
+//                                            <cacheHits> <refused> <errors> <rateLimited> <outOfCredits> <forbidden>
+//                                            <clientErrors>` (COUNTERS' order, decimal integers, one space apart; a
+//                                            value of the first five only, written by an earlier gateway, is read with
+//                                            0 of the other four and written back with all nine); `%` and `|` of
+//                                            chain and route escaped as %25 and %7C
 //   <prefix>usage:{<day>}:batch:<id>   hash  the parts of usage batch <id> already added to that day (ADD_USAGE), for an hour
 //   <prefix>usage:{<day>}              hash  the layout before this one, one hash per day: field
 //                                            `<keyId>|<chain>|<route>|<counter>` -> count, each of the first three parts
@@ -34,7 +37,7 @@
 //     key ids come from its set by SSCAN, LIST_BATCH at a time; the hashes are read
 //     USAGE_READ_KEYS at a time, one step after the other, so that other clients' commands (the
 //     quota path's) are served between the steps;
-//   - a row's five counters in one field's value: the route's name is stored once per row, not
+//   - a row's counters in one field's value: the route's name is stored once per row, not
 //     once per counter, and most fields stay under the 64 bytes that keep a small hash in its
 //     compact encoding (hash-max-listpack-value:
 //     https://redis.io/docs/latest/operate/oss_and_stack/management/optimization/memory-optimization/).
@@ -62,7 +65,7 @@
 import { Cluster } from 'ioredis';
 import type { RedisClient } from '../redis/client.js';
 import { DAY_MS, dayStartMs, utcDay } from './day.js';
-import { copyKeyRecord, copyTerms } from './records.js';
+import { copyKeyRecord, copyTerms, COUNTERS } from './records.js';
 import type {
   AuditEntry,
   AuditStore,
@@ -78,8 +81,11 @@ import type {
 } from './types.js';
 import { objectNotice } from './types.js';
 
-/** Usage counters: their order in the values of a key's hash, their names in the old day hash's fields. */
-const COUNTERS = ['requests', 'credits', 'cacheHits', 'refused', 'errors'] as const satisfies readonly (keyof UsageCounts)[];
+/**
+ * Usage counters (COUNTERS, store/records.ts) are in their order in the values of a key's hash, and
+ * named in the old day hash's fields. A value of the first OLD_COUNTERS only is an earlier gateway's.
+ */
+const OLD_COUNTERS = 5;
 /** How many ids one SSCAN step and one MGET read when listing the keys. */
 const LIST_BATCH = 1_000;
 /** How often an update or delete is tried again when another process changed the record between its read and its write. */
@@ -206,9 +212,11 @@ return 1
 // KEYS[1] the day's key-id set, KEYS[2] the marker, KEYS[3..] the hash of each key of the part.
 // ARGV[1] the TTL of the day's keys, ARGV[2] the marker's (ms), ARGV[3] the part's number; then,
 // for each hash of KEYS[3..] in order, its key id, its number of rows n, and n times a field and
-// the row's five counts. Each row's counts are read (one HMGET per key) and summed before
-// anything is written: a stored value that is not five integers, or a sum a Lua number (a
-// double) cannot hold exactly, is an error that leaves the hashes as they were. (The part is
+// the row's nine counts (COUNTERS' order). Each row's counts are read (one HMGET per key) and
+// summed before anything is written: a stored value of five counts (an earlier gateway's, which
+// counted no causes) has 0 of the last four, and is written back with nine; one that is not five
+// or nine integers, or a sum a Lua number (a double) cannot hold exactly, is an error that
+// leaves the hashes as they were. (The part is
 // marked by then, as in the layout before, whose HINCRBY refused an overflow halfway: a part sent
 // again must never be added twice; no day of one key on one route comes near 2^53.)
 const ADD_USAGE_LUA = `
@@ -219,36 +227,40 @@ local a = 4
 for k = 3, #KEYS do
   local n = tonumber(ARGV[a + 1])
   local fields = {}
-  for r = 1, n do fields[r] = ARGV[a + 2 + (r - 1) * 6] end
+  for r = 1, n do fields[r] = ARGV[a + 2 + (r - 1) * 10] end
   local stored = redis.call('hmget', KEYS[k], unpack(fields))
   local out = {}
   for r = 1, n do
-    local at = a + 2 + (r - 1) * 6
-    local sums = { 0, 0, 0, 0, 0 }
+    local at = a + 2 + (r - 1) * 10
+    local sums = { 0, 0, 0, 0, 0, 0, 0, 0, 0 }
     if stored[r] then
       local i = 0
+      local ok = true
       for v in string.gmatch(stored[r], '%S+') do
         i = i + 1
         sums[i] = tonumber(v)
+        if not sums[i] then ok = false end
       end
-      if i ~= 5 or not sums[5] then return redis.error_reply('usage value is not five counts: ' .. KEYS[k] .. ' ' .. fields[r]) end
+      if not ok or (i ~= 5 and i ~= 9) then
+        return redis.error_reply('usage value is not five or nine counts: ' .. KEYS[k] .. ' ' .. fields[r])
+      end
     end
-    for c = 1, 5 do
+    for c = 1, 9 do
       sums[c] = sums[c] + tonumber(ARGV[at + c])
       if math.abs(sums[c]) >= 9007199254740992 then return redis.error_reply('usage count past 2^53: ' .. KEYS[k]) end
     end
     out[2 * r - 1] = fields[r]
-    out[2 * r] = string.format('%d %d %d %d %d', sums[1], sums[2], sums[3], sums[4], sums[5])
+    out[2 * r] = string.format('%d %d %d %d %d %d %d %d %d', sums[1], sums[2], sums[3], sums[4], sums[5], sums[6], sums[7], sums[8], sums[9])
   end
   writes[k] = out
-  a = a + 2 + n * 6
+  a = a + 2 + n * 10
 end
 a = 4
 for k = 3, #KEYS do
   redis.call('sadd', KEYS[1], ARGV[a])
   redis.call('hset', KEYS[k], unpack(writes[k]))
   redis.call('pexpire', KEYS[k], ARGV[1])
-  a = a + 2 + tonumber(ARGV[a + 1]) * 6
+  a = a + 2 + tonumber(ARGV[a + 1]) * 10
 end
 redis.call('pexpire', KEYS[1], ARGV[1])
 return 1
@@ -344,9 +356,22 @@ const usageField = (chain: string, route: string) => `${escapePart(chain)}|${esc
 function parseUsage(day: string, keyId: string, field: string, value: string): UsageRow | undefined {
   const parts = field.split('|');
   const counts = value.split(' ').map(Number);
-  if (parts.length !== 2 || counts.length !== COUNTERS.length || !counts.every(Number.isSafeInteger)) return undefined;
+  if (parts.length !== 2 || (counts.length !== COUNTERS.length && counts.length !== OLD_COUNTERS) || !counts.every(Number.isSafeInteger)) {
+    return undefined;
+  }
   try {
-    const [requests = 0, credits = 0, cacheHits = 0, refused = 0, errors = 0] = counts;
+    // COUNTERS' order; an earlier gateway's value stops after `errors`.
+    const [
+      requests = 0,
+      credits = 0,
+      cacheHits = 0,
+      refused = 0,
+      errors = 0,
+      rateLimited = 0,
+      outOfCredits = 0,
+      forbidden = 0,
+      clientErrors = 0,
+    ] = counts;
     return {
       day,
       keyId,
@@ -356,6 +381,10 @@ function parseUsage(day: string, keyId: string, field: string, value: string): U
       credits,
       cacheHits,
       refused,
+      rateLimited,
+      outOfCredits,
+      forbidden,
+      clientErrors,
       errors,
     };
   } catch {
@@ -723,13 +752,17 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
         byDay.set(r.day, (day = new Map<string, Map<string, UsageCounts>>()));
       }
       // So is a count the script would not store exactly (it writes integers: string.format's %d).
-      for (const c of COUNTERS) if (!Number.isSafeInteger(r[c])) throw new RangeError(`usage ${c} must be an integer: ${r[c]}`);
+      for (const c of COUNTERS) if (!Number.isSafeInteger(r[c] ?? 0)) throw new RangeError(`usage ${c} must be an integer: ${r[c]}`);
       let fields = day.get(r.keyId);
       if (!fields) day.set(r.keyId, (fields = new Map<string, UsageCounts>()));
       const field = usageField(r.chain, r.route);
       const sum = fields.get(field);
-      if (sum) for (const c of COUNTERS) sum[c] += r[c];
-      else fields.set(field, { requests: r.requests, credits: r.credits, cacheHits: r.cacheHits, refused: r.refused, errors: r.errors });
+      if (sum) for (const c of COUNTERS) sum[c] += r[c] ?? 0;
+      else {
+        const counts = {} as UsageCounts;
+        for (const c of COUNTERS) counts[c] = r[c] ?? 0;
+        fields.set(field, counts);
+      }
     }
     const now = this.now();
     await Promise.all(
@@ -755,8 +788,10 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
             entries = entries.slice(taken.length);
             hashes.push(this.usageKey(day, keyId));
             args.push(keyId, String(taken.length));
-            for (const [field, c] of taken)
-              args.push(field, String(c.requests), String(c.credits), String(c.cacheHits), String(c.refused), String(c.errors));
+            for (const [field, c] of taken) {
+              args.push(field);
+              for (const name of COUNTERS) args.push(String(c[name]));
+            }
             inPart += taken.length;
             if (inPart === USAGE_ROWS_PER_CALL) await send();
           }
@@ -805,7 +840,7 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
       for (const row of [...ofDay, ...legacy]) {
         const base = fieldBase(row.keyId, row.chain, row.route);
         const sum = merged.get(base);
-        if (sum) for (const c of COUNTERS) sum[c] += row[c];
+        if (sum) for (const c of COUNTERS) sum[c] = (sum[c] ?? 0) + (row[c] ?? 0);
         else merged.set(base, row);
       }
       for (const row of [...merged.values()].sort(byRow)) rows.push(row);
@@ -868,6 +903,10 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
           credits: 0,
           cacheHits: 0,
           refused: 0,
+          rateLimited: 0,
+          outOfCredits: 0,
+          forbidden: 0,
+          clientErrors: 0,
           errors: 0,
         };
         byBase.set(base, row);

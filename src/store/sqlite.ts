@@ -86,7 +86,7 @@ import { termsFromJson, termsJson } from './records.js';
 import { objectNotice } from './types.js';
 
 /** The user_version this code writes and reads. */
-export const SQLITE_SCHEMA_VERSION = 6;
+export const SQLITE_SCHEMA_VERSION = 7;
 
 // STRICT tables (https://www.sqlite.org/stricttables.html): a value of the wrong type is an error
 // instead of being stored as whatever it is. Credits are integers (config/schema.ts).
@@ -206,6 +206,17 @@ CREATE TABLE objects (
 ) STRICT, WITHOUT ROWID;
 `;
 
+// Version 7: the refusals of a usage row by cause (429 of the key's rate, 402, 403) and its other
+// 4xx answers (store/types.ts UsageCounts). A STRICT table takes a new NOT NULL column with a
+// default (https://www.sqlite.org/lang_altertable.html#altertabaddcol): rows of earlier
+// versions read 0 for each.
+const SCHEMA_V7 = `
+ALTER TABLE usage ADD COLUMN rate_limited INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage ADD COLUMN out_of_credits INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage ADD COLUMN forbidden INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage ADD COLUMN client_errors INTEGER NOT NULL DEFAULT 0;
+`;
+
 /** How long a usage batch's id is remembered, ms: far longer than a retry takes to follow. */
 const BATCH_MEMORY_MS = 3_600_000;
 
@@ -243,6 +254,10 @@ interface UsageDbRow {
   credits: number;
   cache_hits: number;
   refused: number;
+  rate_limited: number;
+  out_of_credits: number;
+  forbidden: number;
+  client_errors: number;
   errors: number;
 }
 
@@ -376,13 +391,19 @@ function prepareStatements(db: Database.Database) {
     ),
     // https://www.sqlite.org/lang_upsert.html: `excluded` is the row that was to be inserted.
     addUsage: db.prepare<UsageDbRow>(
-      `INSERT INTO usage (day, key_id, chain, route, requests, credits, cache_hits, refused, errors)
-       VALUES (@day, @key_id, @chain, @route, @requests, @credits, @cache_hits, @refused, @errors)
+      `INSERT INTO usage (day, key_id, chain, route, requests, credits, cache_hits, refused,
+         rate_limited, out_of_credits, forbidden, client_errors, errors)
+       VALUES (@day, @key_id, @chain, @route, @requests, @credits, @cache_hits, @refused,
+         @rate_limited, @out_of_credits, @forbidden, @client_errors, @errors)
        ON CONFLICT (day, key_id, chain, route) DO UPDATE SET
          requests = requests + excluded.requests,
          credits = credits + excluded.credits,
          cache_hits = cache_hits + excluded.cache_hits,
          refused = refused + excluded.refused,
+         rate_limited = rate_limited + excluded.rate_limited,
+         out_of_credits = out_of_credits + excluded.out_of_credits,
+         forbidden = forbidden + excluded.forbidden,
+         client_errors = client_errors + excluded.client_errors,
          errors = errors + excluded.errors`,
     ),
     // The key filter is a JSON array read with json_each (https://www.sqlite.org/json1.html#jeach),
@@ -487,6 +508,7 @@ function migrate(db: Database.Database): void {
     if (version < 4) db.exec(SCHEMA_V4);
     if (version < 5) db.exec(SCHEMA_V5);
     if (version < 6) db.exec(SCHEMA_V6);
+    if (version < 7) db.exec(SCHEMA_V7);
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
   })();
   if (renames) {
@@ -544,6 +566,10 @@ function openConnection(path: string, now: () => number): Connection {
             credits: r.credits,
             cache_hits: r.cacheHits,
             refused: r.refused,
+            rate_limited: r.rateLimited ?? 0,
+            out_of_credits: r.outOfCredits ?? 0,
+            forbidden: r.forbidden ?? 0,
+            client_errors: r.clientErrors ?? 0,
             errors: r.errors,
           });
         }
@@ -925,6 +951,10 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
           credits: r.credits,
           cacheHits: r.cache_hits,
           refused: r.refused,
+          rateLimited: r.rate_limited,
+          outOfCredits: r.out_of_credits,
+          forbidden: r.forbidden,
+          clientErrors: r.client_errors,
           errors: r.errors,
         })),
     );

@@ -89,8 +89,16 @@ export interface UsageCounts {
   credits: number;
   /** Answered from the cache (HIT or STALE). */
   cacheHits: number;
-  /** Refused by the key's status, rate or balance (402, 403, 429): not billed. */
+  /** Refused by the key's status, rate or balance (402, 403, 429): not billed. The sum of the three below. */
   refused: number;
+  /** Refused by the key's rate (429 RATE_LIMITED; an address blocked for wrong keys is no key's). */
+  rateLimited: number;
+  /** Refused for want of credits (402). */
+  outOfCredits: number;
+  /** Refused by the key's status or restrictions (403). */
+  forbidden: number;
+  /** Any other 4xx answered to the key (400, 413, 422, the explorer's 404, a JSON-RPC call's 400): the client's mistake. */
+  clientErrors: number;
   /** Answered 5xx: refunded. */
   errors: number;
 }

@@ -28,9 +28,19 @@ import { DAY_MS, utcDay } from '../store/day.js';
 export const USAGE_FLUSH_MS = 1_000;
 
 type Counts = UsageCounts;
-/** A batch of this recorder's: its rows are its own. */
-type Batch = UsageBatch & { rows: UsageRow[] };
-const zero = (): Counts => ({ requests: 0, credits: 0, cacheHits: 0, refused: 0, errors: 0 });
+/** A batch of this recorder's: its rows are its own, with every counter. */
+type Batch = UsageBatch & { rows: (UsageRow & Counts)[] };
+const zero = (): Counts => ({
+  requests: 0,
+  credits: 0,
+  cacheHits: 0,
+  refused: 0,
+  rateLimited: 0,
+  outOfCredits: 0,
+  forbidden: 0,
+  clientErrors: 0,
+  errors: 0,
+});
 
 export class UsageRecorder {
   /** day -> key id -> chain -> route -> counts: no string built per request. */
@@ -97,14 +107,30 @@ export class UsageRecorder {
     this.counts(this.dayOf(nowMs), keyId, chain, route).credits += credits;
   }
 
-  /** One finished request of a key; `credits` counts only when neither joined (then `bill` did) nor counted elsewhere. */
+  /**
+   * One finished request of a key; `credits` counts only when neither joined (then `bill` did) nor
+   * counted elsewhere. By status: 429 (the key's rate: an address blocked for wrong keys is
+   * refused before any key is named, request/pipeline.ts), 402 and 403 are refusals by cause;
+   * any other 4xx (400, 413, 422, the explorer's 404, a JSON-RPC call's 400) is a client error;
+   * 5xx an error. A legacy error is HTTP 200 (status "0" in its body): not counted as either. (An
+   * unknown route's 404 and a 405 are answered before the key step: never recorded.)
+   */
   record(nowMs: number, keyId: string, chain: string, route: string, status: number, credits: number, cacheHit: boolean): void {
     const c = this.counts(this.dayOf(nowMs), keyId, chain, route);
     c.requests++;
     if (this.joined === undefined && !this.creditsElsewhere) c.credits += credits;
     if (cacheHit) c.cacheHits++;
-    if (status === 402 || status === 403 || status === 429) c.refused++;
-    else if (status >= 500) c.errors++;
+    if (status >= 500) c.errors++;
+    else if (status === 429) {
+      c.refused++;
+      c.rateLimited++;
+    } else if (status === 402) {
+      c.refused++;
+      c.outOfCredits++;
+    } else if (status === 403) {
+      c.refused++;
+      c.forbidden++;
+    } else if (status >= 400) c.clientErrors++;
   }
 
   private counts(day: string, keyId: string, chain: string, route: string): Counts {
@@ -148,7 +174,7 @@ export class UsageRecorder {
     if (this.pending.size === 0) return undefined;
     const batch = this.pending;
     this.pending = new Map();
-    const rows: UsageRow[] = [];
+    const rows: (UsageRow & Counts)[] = [];
     for (const [day, keys] of batch)
       for (const [keyId, chains] of keys)
         for (const [chain, routes] of chains) for (const [route, c] of routes) rows.push({ day, keyId, chain, route, ...c });
@@ -201,6 +227,10 @@ export class UsageRecorder {
       c.credits += r.credits;
       c.cacheHits += r.cacheHits;
       c.refused += r.refused;
+      c.rateLimited += r.rateLimited;
+      c.outOfCredits += r.outOfCredits;
+      c.forbidden += r.forbidden;
+      c.clientErrors += r.clientErrors;
       c.errors += r.errors;
     }
   }

@@ -85,7 +85,22 @@ const note = (action: AuditEntry['action']): AuditEntry => ({
 const byId = (a: KeyRecord, b: KeyRecord) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 function row(day: string, keyId: string, chain: string, route: string, counts: Partial<UsageRow> = {}): UsageRow {
-  return { day, keyId, chain, route, requests: 0, credits: 0, cacheHits: 0, refused: 0, errors: 0, ...counts };
+  return {
+    day,
+    keyId,
+    chain,
+    route,
+    requests: 0,
+    credits: 0,
+    cacheHits: 0,
+    refused: 0,
+    rateLimited: 0,
+    outOfCredits: 0,
+    forbidden: 0,
+    clientErrors: 0,
+    errors: 0,
+    ...counts,
+  };
 }
 
 // --- backends ---
@@ -585,6 +600,68 @@ describe.each(backends)('store contract: $name', (backend) => {
       expect((await store.usage.listUsage({ from: today(), to: today() }))[0]).toMatchObject({ requests: 4, credits: 80 });
     });
 
+    it('the refusals by cause and the client errors are kept and summed exactly, once per batch', async () => {
+      const { store } = backend.world();
+      const d = today();
+      const first = [
+        row(d, 'key_c', '1', 'stats', {
+          requests: 9,
+          refused: 6,
+          rateLimited: 3,
+          outOfCredits: 2,
+          forbidden: 1,
+          clientErrors: 2,
+          errors: 1,
+        }),
+        row(d, 'key_c', '10', 'stats', { requests: 4, clientErrors: 4 }),
+      ];
+      const id = batch();
+      await store.usage.addUsage(first, id);
+      await store.usage.addUsage(first, id); // sent again: nothing added
+      expect(await store.usage.listUsage({ from: d, to: d })).toEqual(first);
+      await store.usage.addUsage(
+        [
+          row(d, 'key_c', '1', 'stats', { requests: 5, refused: 4, rateLimited: 1, forbidden: 3, clientErrors: 1 }),
+          row(d, 'key_c', '1', 'stats', { requests: 2, refused: 2, outOfCredits: 2 }),
+        ],
+        batch(),
+      );
+      expect(await store.usage.listUsage({ from: d, to: d })).toEqual([
+        row(d, 'key_c', '1', 'stats', {
+          requests: 16,
+          refused: 12,
+          rateLimited: 4,
+          outOfCredits: 4,
+          forbidden: 4,
+          clientErrors: 3,
+          errors: 1,
+        }),
+        row(d, 'key_c', '10', 'stats', { requests: 4, clientErrors: 4 }),
+      ]);
+    });
+
+    it('a row handed without the counters by cause (a credits-only row) counts 0 of each', async () => {
+      const { store } = backend.world();
+      const d = today();
+      // As a row of an earlier gateway's in-flight batch would be: the counters by cause absent.
+      const bare = {
+        day: d,
+        keyId: 'key_o',
+        chain: '1',
+        route: 'stats',
+        requests: 1,
+        credits: 20,
+        cacheHits: 0,
+        refused: 1,
+        errors: 0,
+      } as unknown as UsageRow;
+      await store.usage.addUsage([bare], batch());
+      await store.usage.addUsage([bare, row(d, 'key_o', '1', 'stats', { forbidden: 1 })], batch());
+      expect(await store.usage.listUsage({ from: d, to: d })).toEqual([
+        row(d, 'key_o', '1', 'stats', { requests: 2, credits: 40, refused: 2, forbidden: 1 }),
+      ]);
+    });
+
     it('a row of zeros is stored as a row of zeros', async () => {
       const { store } = backend.world();
       await store.usage.addUsage([row(today(), 'key_z', '1', 'stats')], batch());
@@ -778,14 +855,30 @@ describe.each([redis, cluster])('Redis store, several gateway processes: $name',
     const days = [today(-1), today()];
     const batches = Array.from({ length: 40 }, (_, i) =>
       days.flatMap((day) => [
-        row(day, 'key_a', '1', 'stats', { requests: 1, credits: 20, cacheHits: i % 2 }),
-        row(day, 'key_a', '1', 'blocks/{block_hash_or_number_param}', { requests: 2, credits: 10, errors: 1 }),
+        row(day, 'key_a', '1', 'stats', { requests: 1, credits: 20, cacheHits: i % 2, refused: 1, rateLimited: 1 }),
+        row(day, 'key_a', '1', 'blocks/{block_hash_or_number_param}', {
+          requests: 2,
+          credits: 10,
+          errors: 1,
+          refused: 2,
+          outOfCredits: 1,
+          forbidden: 1,
+          clientErrors: i % 2,
+        }),
       ]),
     );
     await Promise.all(batches.map((rows, i) => stores[i % 2]!.usage.addUsage(rows, batch())));
     const expected = days.flatMap((day) => [
-      row(day, 'key_a', '1', 'blocks/{block_hash_or_number_param}', { requests: 80, credits: 400, errors: 40 }),
-      row(day, 'key_a', '1', 'stats', { requests: 40, credits: 800, cacheHits: 20 }),
+      row(day, 'key_a', '1', 'blocks/{block_hash_or_number_param}', {
+        requests: 80,
+        credits: 400,
+        errors: 40,
+        refused: 80,
+        outOfCredits: 40,
+        forbidden: 40,
+        clientErrors: 20,
+      }),
+      row(day, 'key_a', '1', 'stats', { requests: 40, credits: 800, cacheHits: 20, refused: 40, rateLimited: 40 }),
     ]);
     expect(await world.another().usage.listUsage({ from: days[0]!, to: days[1]! })).toEqual(expected);
   });
@@ -930,7 +1023,9 @@ describe('Redis store', () => {
       { at: 1_790_000_000_123, action: 'credits', actor: 'ops', keyId: a.id, before: null, after: { added: 5 } },
     ]);
     expect(await c.smembers(`${p}usage:{${today()}}:keys`)).toEqual([a.id]);
-    expect(await c.hgetall(`${p}usage:{${today()}}:key:${a.id}`)).toEqual({ '8453|blocks/{block_hash_or_number_param}': '2 40 0 0 0' });
+    expect(await c.hgetall(`${p}usage:{${today()}}:key:${a.id}`)).toEqual({
+      '8453|blocks/{block_hash_or_number_param}': '2 40 0 0 0 0 0 0 0',
+    });
     expect((await dumpRedis(c, p)).filter((v) => v.startsWith(p)).sort()).toEqual(
       [
         `${p}{keys}:ids`,
@@ -946,6 +1041,51 @@ describe('Redis store', () => {
     const markerTtl = await c.pttl(`${p}usage:{${today()}}:batch:${batchId}`);
     expect(markerTtl).toBeGreaterThan(3_000_000);
     expect(markerTtl).toBeLessThanOrEqual(3_600_000);
+  });
+
+  it("a key hash's value of five counts (an earlier gateway's) reads with 0 of each cause, and is written back with nine", async () => {
+    const { store } = redis.world();
+    const p = redis.prefix();
+    const c = redis.client();
+    const d = today();
+    const route = 'blocks/{block_hash_or_number_param}';
+    const hash = `${p}usage:{${d}}:key:key_a`;
+    // As a gateway before the counters by cause wrote them: requests, credits, cacheHits, refused, errors.
+    await c.sadd(`${p}usage:{${d}}:keys`, 'key_a');
+    await c.hset(hash, { [`1|${route}`]: '7 140 2 3 1', '1|stats': '1 20 0 0 0' });
+    expect(await store.usage.listUsage({ from: d, to: d })).toEqual([
+      row(d, 'key_a', '1', route, { requests: 7, credits: 140, cacheHits: 2, refused: 3, errors: 1 }),
+      row(d, 'key_a', '1', 'stats', { requests: 1, credits: 20 }),
+    ]);
+    const id = batch();
+    const added = [
+      row(d, 'key_a', '1', route, { requests: 3, refused: 3, rateLimited: 1, outOfCredits: 1, forbidden: 1, clientErrors: 2 }),
+    ];
+    await store.usage.addUsage(added, id);
+    await store.usage.addUsage(added, id);
+    expect(await c.hgetall(hash)).toEqual({ [`1|${route}`]: '10 140 2 6 1 1 1 1 2', '1|stats': '1 20 0 0 0' });
+    expect(await store.usage.listUsage({ from: d, to: d })).toEqual([
+      row(d, 'key_a', '1', route, {
+        requests: 10,
+        credits: 140,
+        cacheHits: 2,
+        refused: 6,
+        errors: 1,
+        rateLimited: 1,
+        outOfCredits: 1,
+        forbidden: 1,
+        clientErrors: 2,
+      }),
+      row(d, 'key_a', '1', 'stats', { requests: 1, credits: 20 }),
+    ]);
+    // A value of neither five nor nine counts is no row of this store's: skipped when read, and an
+    // error when added to, which leaves the hash as it was.
+    await c.hset(hash, '1|stats', '1 20 0 0 0 0');
+    expect(await store.usage.listUsage({ from: d, to: d, route: 'stats' })).toEqual([]);
+    await expect(store.usage.addUsage([row(d, 'key_a', '1', 'stats', { requests: 1 })], batch())).rejects.toThrow(
+      'not five or nine counts',
+    );
+    expect(await c.hget(hash, '1|stats')).toBe('1 20 0 0 0 0');
   });
 
   it("usage an earlier gateway wrote in one hash per day is listed, summed with this layout's rows, and pruned", async () => {
@@ -1118,7 +1258,7 @@ describe('SQLite store', () => {
     try {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
-      expect(SQLITE_SCHEMA_VERSION).toBe(6);
+      expect(SQLITE_SCHEMA_VERSION).toBe(7);
       expect(db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all()).toEqual([
         'audit',
         'keys',
@@ -1138,9 +1278,9 @@ describe('SQLite store', () => {
     const file = join(dir, 'newer', 'store.db');
     mkdirSync(join(dir, 'newer'));
     const db = new Database(file);
-    db.pragma('user_version = 7');
+    db.pragma('user_version = 8');
     db.close();
-    expect(() => new SqliteStore(file)).toThrow('the store file has schema version 7; this gateway knows up to 6');
+    expect(() => new SqliteStore(file)).toThrow('the store file has schema version 8; this gateway knows up to 7');
   });
 
   it('brings a version 1 file to the current version, keeping its usage', async () => {
@@ -1153,6 +1293,8 @@ describe('SQLite store', () => {
     // What version 1 did not have, and its ledgers table of one period's spend.
     db.exec(`DROP TABLE usage_batches; DROP TABLE meta; DROP TABLE ledgers;
       ALTER TABLE keys DROP COLUMN terms; ALTER TABLE audit DROP COLUMN actor; DROP TABLE objects;
+      ALTER TABLE usage DROP COLUMN rate_limited; ALTER TABLE usage DROP COLUMN out_of_credits;
+      ALTER TABLE usage DROP COLUMN forbidden; ALTER TABLE usage DROP COLUMN client_errors;
       CREATE TABLE ledgers (account TEXT PRIMARY KEY, period_id TEXT NOT NULL, spent INTEGER NOT NULL, topup INTEGER NOT NULL) STRICT;`);
     db.pragma('user_version = 1');
     db.close();

@@ -226,7 +226,9 @@ describe('the CLI', () => {
     const rolled = JSON.parse((await cli('keys', 'roll', key.id)).stdout) as { key: string };
     expect((await get(g, rolled.key)).status).toBe(200);
     const usage = await cli('usage', '--key', key.id, '--format', 'csv');
-    expect(usage.stdout.split('\r\n')[0]).toBe('day,key,name,chain,route,requests,credits,cacheHits,refused,errors');
+    expect(usage.stdout.split('\r\n')[0]).toBe(
+      'day,key,name,chain,route,requests,credits,cacheHits,refused,rateLimited,outOfCredits,forbidden,clientErrors,errors',
+    );
     expect(JSON.parse((await cli('keys', 'revoke', key.id)).stdout)).toEqual({ id: key.id, revoked: true });
     expect((await get(g, rolled.key)).status).toBe(401);
     // Nine CLI processes, each loading the program through tsx: 2 to 5 s apiece on a busy machine

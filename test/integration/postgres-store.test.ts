@@ -48,7 +48,22 @@ function audit(action: AuditEntry['action'], record: KeyRecord, at = 1_790_000_0
 }
 
 function row(day: string, keyId: string, chain: string, route: string, counts: Partial<UsageRow> = {}): UsageRow {
-  return { day, keyId, chain, route, requests: 0, credits: 0, cacheHits: 0, refused: 0, errors: 0, ...counts };
+  return {
+    day,
+    keyId,
+    chain,
+    route,
+    requests: 0,
+    credits: 0,
+    cacheHits: 0,
+    refused: 0,
+    rateLimited: 0,
+    outOfCredits: 0,
+    forbidden: 0,
+    clientErrors: 0,
+    errors: 0,
+    ...counts,
+  };
 }
 
 const schemas = testSchemas('pgstore');
@@ -334,6 +349,45 @@ describe('PostgreSQL store: usage and ledgers', () => {
     expect((await one.listUsage({ from: d, to: d, keyIds: new Set(['key_a']) }))[0]).toMatchObject({ requests: 6, credits: 6_000_000_002 });
   });
 
+  it('a schema of version 5 keeps its usage rows, with 0 of each cause, and sums the causes from then on', async () => {
+    const schema = schemas.fresh();
+    const d = today();
+    const before = open(schema);
+    await before.addUsage([row(d, 'key_a', '1', 'stats', { requests: 3, credits: 60, refused: 2, errors: 1 })], batch());
+    await before.close();
+    // Back to version 5: the usage table without the counters by cause (src/store/postgres.ts, MIGRATIONS[5]).
+    await withClient(async (c) => {
+      const s = quoted(schema);
+      await c.query(
+        `ALTER TABLE ${s}.usage DROP COLUMN rate_limited, DROP COLUMN out_of_credits, DROP COLUMN forbidden, DROP COLUMN client_errors`,
+      );
+      await c.query(`DELETE FROM ${s}.schema_version WHERE version > 5`);
+    });
+    const after = open(schema);
+    expect(await after.listUsage({ from: d, to: d })).toEqual([
+      row(d, 'key_a', '1', 'stats', { requests: 3, credits: 60, refused: 2, errors: 1 }),
+    ]);
+    expect(await versions(schema)).toEqual(allVersions);
+    const id = batch();
+    const added = [
+      row(d, 'key_a', '1', 'stats', { requests: 4, refused: 3, rateLimited: 1, outOfCredits: 1, forbidden: 1, clientErrors: 1 }),
+    ];
+    await after.addUsage(added, id);
+    await after.addUsage(added, id);
+    expect(await after.listUsage({ from: d, to: d })).toEqual([
+      row(d, 'key_a', '1', 'stats', {
+        requests: 7,
+        credits: 60,
+        refused: 5,
+        errors: 1,
+        rateLimited: 1,
+        outOfCredits: 1,
+        forbidden: 1,
+        clientErrors: 1,
+      }),
+    ]);
+  });
+
   it('a large batch is added whole, in one transaction: a row the database refuses leaves none of it', async () => {
     const schema = schemas.fresh();
     const store = open(schema);
@@ -394,6 +448,7 @@ describe('PostgreSQL store: usage and ledgers', () => {
       // The tables of version 1 that later versions change (only their columns that matter here).
       await c.query(`CREATE TABLE ${q}.keys (id text COLLATE "C" PRIMARY KEY)`);
       await c.query(`CREATE TABLE ${q}.audit (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY)`);
+      await c.query(`CREATE TABLE ${q}.usage (day date NOT NULL)`);
       await c.query(`CREATE TABLE ${q}.ledgers (account text COLLATE "C" PRIMARY KEY, day text NOT NULL, day_spent bigint NOT NULL,
         month text NOT NULL, month_spent bigint NOT NULL, topup bigint NOT NULL)`);
       await c.query(`INSERT INTO ${q}.ledgers VALUES ($1, '', 0, 'm202611', 40, 3)`, [account]);

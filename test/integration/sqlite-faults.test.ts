@@ -184,6 +184,8 @@ describe('ledger rows', () => {
     await writer.close();
     const db = new Database(file);
     db.exec(`DROP TABLE meta; DROP TABLE ledgers; ALTER TABLE keys DROP COLUMN terms; ALTER TABLE audit DROP COLUMN actor; DROP TABLE objects;
+      ALTER TABLE usage DROP COLUMN rate_limited; ALTER TABLE usage DROP COLUMN out_of_credits;
+      ALTER TABLE usage DROP COLUMN forbidden; ALTER TABLE usage DROP COLUMN client_errors;
       CREATE TABLE ledgers (account TEXT PRIMARY KEY, period_id TEXT NOT NULL, spent INTEGER NOT NULL, topup INTEGER NOT NULL) STRICT;`);
     const insert = db.prepare<[string, string, number, number]>(
       'INSERT INTO ledgers (account, period_id, spent, topup) VALUES (?, ?, ?, ?)',

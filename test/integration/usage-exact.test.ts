@@ -37,6 +37,8 @@ function world(lose: (call: number) => 'ran' | 'not-sent' | 'ok') {
   return { store, recorder, ids };
 }
 
+const NO_CAUSES = { rateLimited: 0, outOfCredits: 0, forbidden: 0, clientErrors: 0 };
+
 describe('usage after writes whose outcome is unknown', () => {
   it('counts every request once when writes time out after running, while new requests keep coming', async () => {
     // The first three writes run but their replies are lost; then Redis answers again.
@@ -50,7 +52,18 @@ describe('usage after writes whose outcome is unknown', () => {
     }
     await recorder.close();
     expect(await store.listUsage({ from: day, to: day })).toEqual([
-      { day, keyId: 'key_a', chain: '1', route: 'stats', requests: sent, credits: sent * 20, cacheHits: sent / 2, refused: 0, errors: 0 },
+      {
+        day,
+        keyId: 'key_a',
+        chain: '1',
+        route: 'stats',
+        requests: sent,
+        credits: sent * 20,
+        cacheHits: sent / 2,
+        refused: 0,
+        ...NO_CAUSES,
+        errors: 0,
+      },
     ]);
     // The lost batch was sent again under its own id, not merged into a new one.
     expect(ids.slice(0, 4)).toEqual([ids[0], ids[0], ids[0], ids[0]]);
@@ -68,7 +81,19 @@ describe('usage after writes whose outcome is unknown', () => {
     }
     await recorder.close();
     expect(await store.listUsage({ from: day, to: day })).toEqual([
-      { day, keyId: 'key_b', chain: '10', route: 'stats', requests: 10, credits: 100, cacheHits: 0, refused: 5, errors: 0 },
+      {
+        day,
+        keyId: 'key_b',
+        chain: '10',
+        route: 'stats',
+        requests: 10,
+        credits: 100,
+        cacheHits: 0,
+        refused: 5,
+        ...NO_CAUSES,
+        outOfCredits: 5,
+        errors: 0,
+      },
     ]);
     await store.close();
   });

@@ -45,7 +45,23 @@ const BACKENDS: { name: string; open: () => Store; poison: (rows: LedgerRow[], b
     poison: (_rows, batches) =>
       batches.push({
         id: 'poison',
-        rows: [{ day: '2026-11-26', keyId: 'x', chain: '1', route: 'x', requests: 1, credits: 1.5, cacheHits: 0, refused: 0, errors: 0 }],
+        rows: [
+          {
+            day: '2026-11-26',
+            keyId: 'x',
+            chain: '1',
+            route: 'x',
+            requests: 1,
+            credits: 1.5,
+            cacheHits: 0,
+            refused: 0,
+            rateLimited: 0,
+            outOfCredits: 0,
+            forbidden: 0,
+            clientErrors: 0,
+            errors: 0,
+          },
+        ],
       }),
   },
   {

@@ -58,18 +58,22 @@ const day = utcDay(Date.now());
 const from = utcDay(Date.now() - 29 * DAY_MS);
 
 const keyId = (k: number) => `key_${k.toString(32).padStart(16, '0')}`;
-/** Every counter moves, so that each row is all five counters (the issue's 600,000 fields a day). */
+/** Every counter moves, so that each row is all its counters (the issue's 600,000 fields a day). */
 const counts = (k: number, r: number): UsageCounts => ({
   requests: 1 + ((k * 7 + r) % 97),
   credits: 20 * (1 + ((k * 7 + r) % 97)) + (k % 13),
   cacheHits: 1 + ((k + r) % 5),
-  refused: 1 + (k % 3),
+  refused: 3 + (k % 3) + (r % 2),
+  rateLimited: 1 + (k % 3),
+  outOfCredits: 1 + (r % 2),
+  forbidden: 1,
+  clientErrors: 1 + ((k + r) % 3),
   errors: 1 + (r % 4),
 });
 const rowOf = (k: number, r: number): UsageRow => ({ day, keyId: keyId(k), chain: CHAIN, route: ROUTES[r]!, ...counts(k, r) });
 /** Key k's rows as a report lists them: by chain, then route. */
 const rowsOf = (k: number) => ROUTES.map((_, r) => rowOf(k, r)).sort((a, b) => (a.route < b.route ? -1 : 1));
-const sum = (rows: readonly UsageRow[], c: keyof UsageCounts) => rows.reduce((s, r) => s + r[c], 0);
+const sum = (rows: readonly UsageRow[], c: keyof UsageCounts) => rows.reduce((s, r) => s + (r[c] ?? 0), 0);
 
 type SlowEntry = [id: number, at: number, micros: number, args: string[], ...rest: unknown[]];
 const children: ChildProcess[] = [];

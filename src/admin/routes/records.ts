@@ -6,7 +6,22 @@ import type { AdminService, UsageItem } from '../service.js';
 import { ADMIN_ROUTES as R, at } from '../surface.js';
 import { parseQuery } from '../validate.js';
 
-const COLUMNS = ['day', 'key', 'name', 'chain', 'route', 'requests', 'credits', 'cacheHits', 'refused', 'errors'] as const;
+const COLUMNS = [
+  'day',
+  'key',
+  'name',
+  'chain',
+  'route',
+  'requests',
+  'credits',
+  'cacheHits',
+  'refused',
+  'rateLimited',
+  'outOfCredits',
+  'forbidden',
+  'clientErrors',
+  'errors',
+] as const;
 
 /**
  * A string cell a spreadsheet would read as a formula (its first character `=`, `+`, `-`, `@`,
