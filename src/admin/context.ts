@@ -1,5 +1,5 @@
 // What the admin API works with.
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { RuntimeKeys } from '../keys/runtime.js';
 import type { QuotaStore } from '../quota/types.js';
@@ -22,3 +22,6 @@ export interface AdminDeps {
   /** Writes the usage counted in memory, so that /usage includes the last second. */
   flushUsage: () => Promise<void>;
 }
+
+/** Who makes a write, as its audit entry names them: the admin token's name (admin/server.ts). */
+export const actor = (request: FastifyRequest): string => request.adminToken?.name ?? 'admin';

@@ -83,6 +83,11 @@ export function copyAuditEntry(e: AuditEntry): AuditEntry {
   return { at: e.at, action: e.action, actor: e.actor ?? null, keyId: e.keyId, before: e.before, after: e.after };
 }
 
+/** Every usage counter at 0. */
+export function zeroCounts(): UsageCounts {
+  return Object.fromEntries(COUNTERS.map((c) => [c, 0])) as Record<(typeof COUNTERS)[number], number>;
+}
+
 export function copyUsageRow(r: UsageRow): UsageRow {
   return {
     day: r.day,

@@ -65,7 +65,7 @@
 import { Cluster } from 'ioredis';
 import type { RedisClient } from '../redis/client.js';
 import { DAY_MS, dayStartMs, utcDay } from './day.js';
-import { copyKeyRecord, copyTerms, COUNTERS } from './records.js';
+import { copyKeyRecord, copyTerms, COUNTERS, zeroCounts } from './records.js';
 import type {
   AuditEntry,
   AuditStore,
@@ -899,15 +899,7 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
           keyId,
           chain: decodeURIComponent(chainPart),
           route: decodeURIComponent(routePart),
-          requests: 0,
-          credits: 0,
-          cacheHits: 0,
-          refused: 0,
-          rateLimited: 0,
-          outOfCredits: 0,
-          forbidden: 0,
-          clientErrors: 0,
-          errors: 0,
+          ...zeroCounts(),
         };
         byBase.set(base, row);
       }

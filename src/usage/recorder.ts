@@ -23,6 +23,7 @@ import type { Logger } from 'pino';
 import { outcomeUnknown, type UsageBatch, type UsageCounts, type UsageRow } from '../store/types.js';
 import { ThrottledWarning } from '../observability/throttled-log.js';
 import { DAY_MS, utcDay } from '../store/day.js';
+import { zeroCounts } from '../store/records.js';
 
 /** How often counts are written to the store. */
 export const USAGE_FLUSH_MS = 1_000;
@@ -30,17 +31,7 @@ export const USAGE_FLUSH_MS = 1_000;
 type Counts = UsageCounts;
 /** A batch of this recorder's: its rows are its own, with every counter. */
 type Batch = UsageBatch & { rows: (UsageRow & Counts)[] };
-const zero = (): Counts => ({
-  requests: 0,
-  credits: 0,
-  cacheHits: 0,
-  refused: 0,
-  rateLimited: 0,
-  outOfCredits: 0,
-  forbidden: 0,
-  clientErrors: 0,
-  errors: 0,
-});
+const zero = (): Counts => zeroCounts();
 
 export class UsageRecorder {
   /** day -> key id -> chain -> route -> counts: no string built per request. */

@@ -5,31 +5,20 @@
 // account. Then two real gateway processes on one Redis: a plan change reaches the other
 // within a second, and an account used by two keys, one on each process, spends exactly its
 // credits.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
-import type { ConfigInput } from '../../src/config/schema.js';
+import { storeWorlds } from '../support/store-worlds.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminClient, ADMIN_TOKEN } from '../support/admin.js';
-import { ADDRESS, closedPort, DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
-import { POSTGRES_URL, testSchemas } from '../support/postgres.js';
+import { ADDRESS, closedPort, DEMO_KEY } from '../support/gateway.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/process.js';
 import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 import { until } from '../support/wait.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
 
-let explorer: FixtureExplorer;
+const worlds = storeWorlds('accounts');
 const redis = connect();
 const prefixes: string[] = [];
-const schemas = testSchemas('accounts');
-beforeAll(async () => {
-  explorer = await startFixtureExplorer();
-});
 afterAll(async () => {
-  await explorer.close();
-  await schemas.dropAll();
   for (const p of prefixes) await deletePrefix(redis, p);
   redis.disconnect();
 });
@@ -47,28 +36,12 @@ interface Answer {
 }
 
 describe.each(['sqlite', 'redis', 'postgres'] as const)('run-time plans and accounts (%s store)', (kind) => {
-  let gw: TestGateway;
-  const clock = { now: Date.now() };
-  const prefix = testPrefix(`accounts-${kind}`);
-  prefixes.push(prefix);
-  const admin = adminClient(() => gw.app.gateway.adminUrl()!);
-
-  beforeAll(async () => {
-    const extra: Partial<ConfigInput> = {
-      plans: { small: { rps: 3, credits: 100, period: 'daily' } },
-      keys: [{ name: 'yaml-key', key: DEMO_KEY, plan: 'small' }],
-      admin: { token: ADMIN_TOKEN, host: '127.0.0.1', port: 0 },
-      storage: { path: join(mkdtempSync(join(tmpdir(), 'egw-accounts-')), 'gateway.db') },
-      ...(kind === 'redis' ? { redis: { url: REDIS_URL, keyPrefix: prefix } } : {}),
-      ...(kind === 'postgres' ? { storage: { url: POSTGRES_URL, schema: schemas.fresh() } } : {}),
-    };
-    gw = await startGateway(makeConfig([explorer.url], extra), { now: () => clock.now });
+  const w = worlds.world(kind, {
+    plans: { small: { rps: 3, credits: 100, period: 'daily' } },
+    keys: [{ name: 'yaml-key', key: DEMO_KEY, plan: 'small' }],
   });
-  afterAll(() => gw.close());
-  afterEach(() => {
-    clock.now += 2_000;
-  });
-  const use = (secret: string) => gw.get(BALANCES, { key: null, headers: { authorization: `Bearer ${secret}` } });
+  const { admin, clock } = w;
+  const use = (secret: string) => w.gw().get(BALANCES, { key: null, headers: { authorization: `Bearer ${secret}` } });
 
   it('a plan made at run time is used, changed (its keys follow, their spend kept) and deleted only when unused', async () => {
     const gold = `gold-${kind}`;
@@ -192,7 +165,7 @@ describe('two gateway processes on one Redis', () => {
   prefixes.push(prefix);
   beforeAll(async () => {
     const config = (adminPort: number) => ({
-      chains: { '1': { name: 'Ethereum', upstreams: [explorer.url] } },
+      chains: { '1': { name: 'Ethereum', upstreams: [worlds.explorer().url] } },
       plans: { small: { rps: 1000, credits: 10_000 } },
       admin: { token: ADMIN_TOKEN, host: '127.0.0.1', port: adminPort },
       log: { level: 'warn', requests: false },

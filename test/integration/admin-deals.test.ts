@@ -3,16 +3,10 @@
 // (rps, credits, period, route costs; null back to the plan's, the spend kept); restrictions a
 // customer asks for (routes, client networks, browser origins), each refused with a 403 naming
 // its rule and never billed; admin tokens with scopes, whose names the audit trail records.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
-import type { ConfigInput } from '../../src/config/schema.js';
+import { storeWorlds } from '../support/store-worlds.js';
+import { describe, expect, it } from 'vitest';
 import { adminClient, ADMIN_TOKEN } from '../support/admin.js';
-import { ADDRESS, DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
-import { POSTGRES_URL, testSchemas } from '../support/postgres.js';
-import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
+import { ADDRESS, DEMO_KEY } from '../support/gateway.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
 const STATS = '/1/api/v2/stats';
@@ -20,19 +14,7 @@ const LEGACY_BALANCE = `/1/api?module=account&action=balance&address=${ADDRESS}`
 const READ_TOKEN = 'dashboard-token-0123456789abcdef';
 const WRITE_TOKEN = 'billing-token-0123456789abcdef00';
 
-let explorer: FixtureExplorer;
-const redis = connect();
-const prefixes: string[] = [];
-const schemas = testSchemas('deals');
-beforeAll(async () => {
-  explorer = await startFixtureExplorer();
-});
-afterAll(async () => {
-  await explorer.close();
-  await schemas.dropAll();
-  for (const p of prefixes) await deletePrefix(redis, p);
-  redis.disconnect();
-});
+const worlds = storeWorlds('deals');
 
 interface View {
   id: string;
@@ -48,39 +30,23 @@ interface View {
 }
 
 describe.each(['sqlite', 'redis', 'postgres'] as const)('deals, restrictions and scoped admin tokens (%s store)', (kind) => {
-  let gw: TestGateway;
-  const clock = { now: Date.now() };
-  const prefix = testPrefix(`deals-${kind}`);
-  prefixes.push(prefix);
-  const admin = adminClient(() => gw.app.gateway.adminUrl()!);
-  const reader = adminClient(() => gw.app.gateway.adminUrl()!, READ_TOKEN);
-  const billing = adminClient(() => gw.app.gateway.adminUrl()!, WRITE_TOKEN);
+  const w = worlds.world(kind, {
+    plans: { small: { rps: 3, credits: 100, period: 'daily' } },
+    keys: [{ name: 'yaml-key', key: DEMO_KEY, plan: 'small' }],
+    admin: {
+      token: ADMIN_TOKEN,
+      tokens: [
+        { name: 'dashboard', token: READ_TOKEN, scope: 'read' },
+        { name: 'billing', token: WRITE_TOKEN, scope: 'write' },
+      ],
+      host: '127.0.0.1',
+      port: 0,
+    },
+  });
+  const { admin, clock } = w;
+  const reader = adminClient(() => w.gw().app.gateway.adminUrl()!, READ_TOKEN);
+  const billing = adminClient(() => w.gw().app.gateway.adminUrl()!, WRITE_TOKEN);
   let serial = 0;
-
-  beforeAll(async () => {
-    const extra: Partial<ConfigInput> = {
-      plans: { small: { rps: 3, credits: 100, period: 'daily' } },
-      keys: [{ name: 'yaml-key', key: DEMO_KEY, plan: 'small' }],
-      admin: {
-        token: ADMIN_TOKEN,
-        tokens: [
-          { name: 'dashboard', token: READ_TOKEN, scope: 'read' },
-          { name: 'billing', token: WRITE_TOKEN, scope: 'write' },
-        ],
-        host: '127.0.0.1',
-        port: 0,
-      },
-      storage: { path: join(mkdtempSync(join(tmpdir(), 'egw-deals-')), 'gateway.db') },
-      ...(kind === 'redis' ? { redis: { url: REDIS_URL, keyPrefix: prefix } } : {}),
-      ...(kind === 'postgres' ? { storage: { url: POSTGRES_URL, schema: schemas.fresh() } } : {}),
-    };
-    gw = await startGateway(makeConfig([explorer.url], extra), { now: () => clock.now });
-  });
-  afterAll(() => gw.close());
-  afterEach(() => {
-    // Each test's first request opens a rate window of its own.
-    clock.now += 2_000;
-  });
 
   const create = async (body: Record<string, unknown> = {}) => {
     const res = await admin.post<View>('/keys', { name: `deal-${kind}-${serial++}`, plan: 'small', ...body });
@@ -89,7 +55,7 @@ describe.each(['sqlite', 'redis', 'postgres'] as const)('deals, restrictions and
   };
   const show = async (id: string) => (await admin.get<View>(`/keys/${id}`)).body;
   const use = (secret: string, path = BALANCES, headers: Record<string, string> = {}) =>
-    gw.get(path, { key: null, headers: { authorization: `Bearer ${secret}`, ...headers } });
+    w.gw().get(path, { key: null, headers: { authorization: `Bearer ${secret}`, ...headers } });
 
   describe('a custom deal', () => {
     it("overrides the plan's rps, credits and route costs at once, and null returns each to the plan's with the spend kept", async () => {
@@ -178,7 +144,7 @@ describe.each(['sqlite', 'redis', 'postgres'] as const)('deals, restrictions and
       const k = await create({ routes: ['rpc.eth_blockNumber'] });
       const res = await use(k.key, '/1/json-rpc', {});
       expect(res.status).toBe(405);
-      const batch = await gw.get('/1/json-rpc', {
+      const batch = await w.gw().get('/1/json-rpc', {
         key: null,
         method: 'POST',
         headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' },
@@ -286,7 +252,7 @@ describe.each(['sqlite', 'redis', 'postgres'] as const)('deals, restrictions and
         ['create', 'billing'],
         ['credits', 'admin'],
       ]);
-      const wrong = adminClient(() => gw.app.gateway.adminUrl()!, 'not-a-token-0123456789abcdef');
+      const wrong = adminClient(() => w.gw().app.gateway.adminUrl()!, 'not-a-token-0123456789abcdef');
       expect((await wrong.get('/keys')).status).toBe(401);
     });
   });

@@ -3,32 +3,13 @@
 // limit) in id order, each key once however keys come and go between pages; searched by name,
 // secret prefix, owner and meta field; each key with the balance GET /keys/{id} shows; revoked
 // keys listed with status=revoked; a bad cursor or limit refused with a 400 naming the field.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
-import type { ConfigInput } from '../../src/config/schema.js';
-import { adminClient, ADMIN_TOKEN } from '../support/admin.js';
-import { ADDRESS, DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
-import { POSTGRES_URL, testSchemas } from '../support/postgres.js';
-import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
+import { storeWorlds } from '../support/store-worlds.js';
+import { describe, expect, it } from 'vitest';
+import { ADDRESS, DEMO_KEY } from '../support/gateway.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
 
-let explorer: FixtureExplorer;
-const redis = connect();
-const prefixes: string[] = [];
-const schemas = testSchemas('listing');
-beforeAll(async () => {
-  explorer = await startFixtureExplorer();
-});
-afterAll(async () => {
-  await explorer.close();
-  await schemas.dropAll();
-  for (const p of prefixes) await deletePrefix(redis, p);
-  redis.disconnect();
-});
+const worlds = storeWorlds('listing');
 
 interface Credits {
   remaining: number;
@@ -60,25 +41,12 @@ interface Refusal {
 }
 
 describe.each(['sqlite', 'redis', 'postgres'] as const)('listing keys (%s store)', (kind) => {
-  let gw: TestGateway;
-  const clock = { now: Date.now() };
-  const prefix = testPrefix(`listing-${kind}`);
-  prefixes.push(prefix);
-  const admin = adminClient(() => gw.app.gateway.adminUrl()!);
-  let serial = 0;
-
-  beforeAll(async () => {
-    const extra: Partial<ConfigInput> = {
-      plans: { small: { rps: 50, credits: 1_000, period: 'daily' }, big: { rps: 50, credits: 5_000, period: 'monthly' } },
-      keys: [{ name: 'yaml-key', key: DEMO_KEY, plan: 'small' }],
-      admin: { token: ADMIN_TOKEN, host: '127.0.0.1', port: 0 },
-      storage: { path: join(mkdtempSync(join(tmpdir(), 'egw-listing-')), 'gateway.db') },
-      ...(kind === 'redis' ? { redis: { url: REDIS_URL, keyPrefix: prefix } } : {}),
-      ...(kind === 'postgres' ? { storage: { url: POSTGRES_URL, schema: schemas.fresh() } } : {}),
-    };
-    gw = await startGateway(makeConfig([explorer.url], extra), { now: () => clock.now });
+  const w = worlds.world(kind, {
+    plans: { small: { rps: 50, credits: 1_000, period: 'daily' }, big: { rps: 50, credits: 5_000, period: 'monthly' } },
+    keys: [{ name: 'yaml-key', key: DEMO_KEY, plan: 'small' }],
   });
-  afterAll(() => gw.close());
+  const { admin } = w;
+  let serial = 0;
 
   const create = async (body: Record<string, unknown> = {}) => {
     const res = await admin.post<Created>('/keys', { name: `list-${kind}-${serial++}`, plan: 'small', ...body });
@@ -207,7 +175,7 @@ describe.each(['sqlite', 'redis', 'postgres'] as const)('listing keys (%s store)
     const buyer = await create({ owner, plan: 'big' });
     const idle = await create({ owner });
     for (let i = 0; i < 3; i++)
-      expect((await gw.get(BALANCES, { key: null, headers: { authorization: `Bearer ${spender.key}` } })).status).toBe(200);
+      expect((await w.gw().get(BALANCES, { key: null, headers: { authorization: `Bearer ${spender.key}` } })).status).toBe(200);
     expect((await admin.post(`/keys/${buyer.id}/credits`, { amount: 250 })).status).toBe(200);
 
     const listed = (await list(`?owner=${owner}`)).items;

@@ -6,7 +6,7 @@
 //
 // Nothing sleeps: a test that expects a notice waits for it (`until`), with a deadline of a
 // second where the promise is "within a second".
-import { NO_TERMS } from '../../src/store/records.js';
+import { NO_TERMS, zeroCounts } from '../../src/store/records.js';
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { MemoryQuotaStore } from '../../src/quota/memory.js';
@@ -53,15 +53,7 @@ function row(day: string, keyId: string, chain: string, route: string, counts: P
     keyId,
     chain,
     route,
-    requests: 0,
-    credits: 0,
-    cacheHits: 0,
-    refused: 0,
-    rateLimited: 0,
-    outOfCredits: 0,
-    forbidden: 0,
-    clientErrors: 0,
-    errors: 0,
+    ...zeroCounts(),
     ...counts,
   };
 }

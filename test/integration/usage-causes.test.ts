@@ -4,16 +4,9 @@
 // GET /admin/v1/usage, on the embedded store (SQLite), Redis and PostgreSQL. A 404 of a route the
 // gateway does not know and a 405 are answered before any key is read (request/pipeline.ts): no
 // key's usage counts them.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
-import type { ConfigInput } from '../../src/config/schema.js';
-import { adminClient, ADMIN_TOKEN } from '../support/admin.js';
-import { ADDRESS, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
-import { POSTGRES_URL, testSchemas } from '../support/postgres.js';
-import { connect, deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
+import { storeWorlds } from '../support/store-worlds.js';
+import { describe, expect, it } from 'vitest';
+import { ADDRESS } from '../support/gateway.js';
 
 const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
 const STATS = '/1/api/v2/stats';
@@ -24,19 +17,7 @@ const UNKNOWN_ROUTE = '/1/api/v2/no-such-thing';
 /** Never cached by makeConfig (its TTL 0): each request reaches the explorer. */
 const TXS = `/1/api/v2/addresses/${ADDRESS}/transactions`;
 
-let explorer: FixtureExplorer;
-const redis = connect();
-const prefixes: string[] = [];
-const schemas = testSchemas('causes');
-beforeAll(async () => {
-  explorer = await startFixtureExplorer();
-});
-afterAll(async () => {
-  await explorer.close();
-  await schemas.dropAll();
-  for (const p of prefixes) await deletePrefix(redis, p);
-  redis.disconnect();
-});
+const worlds = storeWorlds('causes');
 
 interface Created {
   id: string;
@@ -61,27 +42,11 @@ type Counts = Partial<Record<(typeof COUNTS)[number], number>>;
 const counts = (route: string, c: Counts) => ({ route, ...Object.fromEntries(COUNTS.map((n) => [n, c[n] ?? 0])) });
 
 describe.each(['sqlite', 'redis', 'postgres'] as const)('usage split by cause (%s store)', (kind) => {
-  let gw: TestGateway;
-  const clock = { now: Date.now() };
-  const prefix = testPrefix(`causes-${kind}`);
-  prefixes.push(prefix);
-  const admin = adminClient(() => gw.app.gateway.adminUrl()!);
+  const w = worlds.world(kind, {
+    plans: { free: { rps: 1000, credits: 1_000_000, period: 'daily' }, roomy: { rps: 50, credits: 1_000, period: 'daily' } },
+  });
+  const { admin, clock } = w;
   let serial = 0;
-
-  beforeAll(async () => {
-    const extra: Partial<ConfigInput> = {
-      plans: { free: { rps: 1000, credits: 1_000_000, period: 'daily' }, roomy: { rps: 50, credits: 1_000, period: 'daily' } },
-      admin: { token: ADMIN_TOKEN, host: '127.0.0.1', port: 0 },
-      storage: { path: join(mkdtempSync(join(tmpdir(), 'egw-causes-')), 'gateway.db') },
-      ...(kind === 'redis' ? { redis: { url: REDIS_URL, keyPrefix: prefix } } : {}),
-      ...(kind === 'postgres' ? { storage: { url: POSTGRES_URL, schema: schemas.fresh() } } : {}),
-    };
-    gw = await startGateway(makeConfig([explorer.url], extra), { now: () => clock.now });
-  });
-  afterAll(() => gw.close());
-  afterEach(() => {
-    clock.now += 2_000;
-  });
 
   const create = async (body: Record<string, unknown> = {}) => {
     const res = await admin.post<Created>('/keys', { name: `causes-${kind}-${serial++}`, plan: 'roomy', ...body });
@@ -89,7 +54,7 @@ describe.each(['sqlite', 'redis', 'postgres'] as const)('usage split by cause (%
     return res.body;
   };
   const use = (secret: string, path: string, init: RequestInit = {}) =>
-    gw.get(path, { key: null, ...init, headers: { authorization: `Bearer ${secret}` } });
+    w.gw().get(path, { key: null, ...init, headers: { authorization: `Bearer ${secret}` } });
   const statuses = async (secret: string, paths: string[], init: RequestInit = {}) => {
     const out: number[] = [];
     for (const p of paths) out.push((await use(secret, p, init)).status);
@@ -127,11 +92,11 @@ describe.each(['sqlite', 'redis', 'postgres'] as const)('usage split by cause (%
     expect(await statuses(k.key, [BAD_ADDRESS, BAD_ADDRESS, NO_SUCH_BLOCK, UNKNOWN_ROUTE])).toEqual([422, 422, 404, 404]);
     expect(await statuses(k.key, [BALANCES], { method: 'POST' })).toEqual([405]);
     clock.now += 2_000;
-    explorer.set({ failStatus: 500 });
+    worlds.explorer().set({ failStatus: 500 });
     try {
       expect(await statuses(k.key, [TXS])).toEqual([502]);
     } finally {
-      explorer.reset();
+      worlds.explorer().reset();
     }
     expect(await usageOf(k.id)).toEqual([
       counts('blocks/{block_hash_or_number_param}', { requests: 1, clientErrors: 1 }),

@@ -2,16 +2,13 @@
 // and a secret verified (keys:verify).
 // Configured (YAML) keys are listed and shown, but read-only here: the file is their source. Each
 // call parses with its schemas in the table (surface.ts) and answers with its status there.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Send } from '../context.js';
+import type { FastifyInstance } from 'fastify';
+import { actor, type Send } from '../context.js';
 import type { AdminService } from '../service.js';
 import { ADMIN_ROUTES as R, at } from '../surface.js';
 import { parseBody, parseQuery } from '../validate.js';
 
 type WithId = { Params: { id: string } };
-
-/** Who makes a write, as its audit entry names them: the admin token's name (admin/server.ts). */
-const actor = (request: FastifyRequest): string => request.adminToken?.name ?? 'admin';
 
 export function registerKeyRoutes(api: FastifyInstance, service: AdminService, send: Send): void {
   api.route({

@@ -1,17 +1,14 @@
 // /admin/v1/plans and /admin/v1/accounts (issue 25, items 1 and 2): plans made and changed at
 // run time beside the configuration's (read-only here), and accounts whose keys share a plan,
 // its limits, credits and rate. Each call parses with its schemas in the table (surface.ts).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Send } from '../context.js';
+import type { FastifyInstance } from 'fastify';
+import { actor, type Send } from '../context.js';
 import type { AdminService } from '../service.js';
 import { ADMIN_ROUTES as R, at } from '../surface.js';
 import { parseBody, parseQuery } from '../validate.js';
 
 type WithName = { Params: { name: string } };
 type WithId = { Params: { id: string } };
-
-/** Who makes a write, as its audit entry names them: the admin token's name (admin/server.ts). */
-const actor = (request: FastifyRequest): string => request.adminToken?.name ?? 'admin';
 
 export function registerObjectRoutes(api: FastifyInstance, service: AdminService, send: Send): void {
   api.route({ ...at('plans'), handler: (_request, reply) => send(reply, R.plans.answer.status, { items: service.plans() }) });
