@@ -3,7 +3,7 @@
 // answers, as zod schemas too: the admin API's OpenAPI document (openapi.ts) is made of both, and
 // the tests check real answers against it.
 import { z } from 'zod';
-import { META_MAX_BYTES, normaliseOrigin, parseNetwork } from '../keys/terms.js';
+import { MAX_WILDCARDS, META_MAX_BYTES, normaliseOrigin, parseNetwork } from '../keys/terms.js';
 import { pageParams, prefixParam, searchParams } from './listing.js';
 
 const name = z.string().trim().min(1, { error: 'expected a non-empty name' }).max(128, { error: 'expected at most 128 characters' });
@@ -47,7 +47,16 @@ const list = (item: z.ZodType<string>, what: string) =>
     .max(100, { error: 'expected at most 100 entries' })
     .nullable();
 
-const routes = list(z.string().min(1).max(200), 'route names or patterns').meta({
+const routes = list(
+  z
+    .string()
+    .min(1)
+    .max(200)
+    // Each `*` is a `.*` of the pattern's regular expression (keys/terms.ts): a few keep matching
+    // linear in practice, many would let one pattern backtrack for long.
+    .refine((p) => p.split('*').length - 1 <= MAX_WILDCARDS, { error: `expected at most ${MAX_WILDCARDS} * in a pattern` }),
+  'route names or patterns',
+).meta({
   description: 'the routes the key may call: names or patterns (`tokens/*`, `legacy.account.*`, `rpc.eth_*`); null: every route',
 });
 const ips = list(

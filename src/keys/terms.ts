@@ -7,6 +7,9 @@ import { ROUTE_NAMES, ROUTE_PATHS } from '../config/route-names.js';
 import type { PlanConfig } from '../config/schema.js';
 import type { KeyLimits } from '../store/types.js';
 
+/** The most `*` a route pattern may hold (admin/schemas.ts). */
+export const MAX_WILDCARDS = 4;
+
 /** The largest `meta` the admin API keeps, as JSON bytes: a note about a customer, not a document store. */
 export const META_MAX_BYTES = 4096;
 

@@ -192,6 +192,14 @@ describe.each(['sqlite', 'redis', 'postgres'] as const)('deals, restrictions and
       const typo = await admin.post<View>('/keys', { name: `typo-${kind}`, plan: 'small', routes: ['tokenz/*'] });
       expect(typo.status).toBe(422);
       expect(typo.body.message).toContain('tokenz/*');
+      // A pattern of many wildcards (a regular expression that could backtrack for long) is refused.
+      const starry = await admin.post<{ errors: { field: string; message: string }[] }>('/keys', {
+        name: `starry-${kind}`,
+        plan: 'small',
+        routes: ['a*b*c*d*e*f'],
+      });
+      expect(starry.status).toBe(422);
+      expect(starry.body.errors[0]).toMatchObject({ field: 'routes.0' });
       const k = await create({ meta: { customer: 'cus_42', seats: 3 } });
       expect(k.meta).toEqual({ customer: 'cus_42', seats: 3 });
       expect((await show(k.id)).meta).toEqual({ customer: 'cus_42', seats: 3 });
