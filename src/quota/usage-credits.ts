@@ -8,6 +8,7 @@
 // credits to the records store's rows (admin/service.ts).
 import type { RedisClient } from '../redis/client.js';
 import { DAY_MS, dayStartMs, utcDay } from '../store/day.js';
+import { zeroCounts } from '../store/records.js';
 import type { UsageQuery, UsageRow } from '../store/types.js';
 import { parseUsageCreditField, type QuotaKeys } from './redis-keys.js';
 
@@ -43,19 +44,7 @@ export async function listUsageCredits(
           if (q.keyIds !== undefined && !q.keyIds.has(row.keyId)) continue;
           if (q.chain !== undefined && q.chain !== row.chain) continue;
           if (q.route !== undefined && q.route !== row.route) continue;
-          rows.push({
-            day,
-            ...row,
-            requests: 0,
-            credits,
-            cacheHits: 0,
-            refused: 0,
-            rateLimited: 0,
-            outOfCredits: 0,
-            forbidden: 0,
-            clientErrors: 0,
-            errors: 0,
-          });
+          rows.push({ day, ...row, ...zeroCounts(), credits });
         }
       }
     }
