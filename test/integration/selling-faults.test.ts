@@ -1,6 +1,6 @@
 // Faults on what issue 25 stores: plans, accounts, deals and credit corrections. An acknowledged
 // write survives a crash (SIGKILL) on the embedded store and on PostgreSQL; a Redis that goes
-// away answers every such write with 503 and Retry-After, changes nothing, and takes the write
+// away (or stalled) answers every such write with 503 and Retry-After, changes nothing, and takes the write
 // once it is back; a correction never takes bought credits below zero, whatever the retries.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -158,5 +158,33 @@ describe('Redis away while selling', () => {
     expect((await admin.patch<{ effective: { rps: number } }>(`/keys/${k.id}`, { limits: { rps: 3 } })).body.effective.rps).toBe(3);
     const res = await gw.get(BALANCES, { key: null, headers: { authorization: `Bearer ${k.key}` } });
     expect([res.status, res.headers.get('x-ratelimit-limit')]).toEqual([200, '3']);
+  });
+
+  it('a Redis that stalls during a correction: answered 503, applied at most once, and a GET tells which', async () => {
+    const url = `redis://127.0.0.1:${proxy.port}/${new URL(REDIS_URL).pathname.slice(1) || '0'}`;
+    gw = await startGateway(
+      makeConfig([explorer.url], {
+        plans: { small: { rps: 1000, credits: 100 } },
+        keys: [],
+        redis: { url, keyPrefix: prefix, onError: 'closed', commandTimeoutMs: 100 },
+        admin: { token: ADMIN_TOKEN, host: '127.0.0.1', port: 0 },
+      }),
+    );
+    const admin = adminClient(() => gw!.app.gateway.adminUrl()!);
+    const k = (await admin.post<Made>('/keys', { name: 'stalled', plan: 'small' })).body;
+    expect((await admin.post(`/keys/${k.id}/credits`, { amount: 50 })).status).toBe(200);
+    proxy.hang();
+    const stalled = await admin.call('POST', `/keys/${k.id}/credits`, { amount: -30, reason: 'refund' }, {});
+    expect(stalled.status).toBe(503);
+    await proxy.restore();
+    const after = await until(async () => {
+      const s = await admin.get<Made>(`/keys/${k.id}`);
+      return s.status === 200 ? s.body.credits!.topup : undefined;
+    }, 'the admin API to read again');
+    // The stuck connection was dropped before its bytes reached Redis: nothing was taken.
+    expect(after).toBe(50);
+    // The operator reads, then sends it once: taken once.
+    expect((await admin.post(`/keys/${k.id}/credits`, { amount: -30, reason: 'refund' })).status).toBe(200);
+    expect((await admin.get<Made>(`/keys/${k.id}`)).body.credits).toMatchObject({ topup: 20 });
   });
 });

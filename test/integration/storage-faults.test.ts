@@ -194,6 +194,10 @@ describe('a gateway on the embedded store', () => {
         expect(created.status).toBe(201);
         b = created.body;
         expect((await s.api.post(`/keys/${b.id}/credits`, { amount: 300 })).status).toBe(200);
+        // What issue 25 stores, after the deletion too: a plan, an account, a correction.
+        expect((await s.api.post('/plans', { name: 'team', rps: 33, credits: 1_000 })).status).toBe(201);
+        expect((await s.api.post('/accounts', { name: 'acme', plan: 'team' })).status).toBe(201);
+        expect((await s.api.post(`/keys/${b.id}/credits`, { amount: -100, reason: 'refund' })).status).toBe(200);
         await until(() => g.output().includes('the SQLite store file was deleted while open; written again at its path'), 'the log line');
         expect(existsSync(s.file)).toBe(true);
         expect((await readyz(s)).status).toBe('ready');
@@ -206,7 +210,9 @@ describe('a gateway on the embedded store', () => {
         const ra = await get(second, a.key);
         expect([ra.status, ra.headers.get('x-credits-remaining')]).toEqual([200, String(CREDITS - 4 * 20 + 500)]);
         const rb = await get(second, b.key);
-        expect([rb.status, rb.headers.get('x-credits-remaining')]).toEqual([200, String(CREDITS - 20 + 300)]);
+        expect([rb.status, rb.headers.get('x-credits-remaining')]).toEqual([200, String(CREDITS - 20 + 300 - 100)]);
+        expect((await s.api.get<{ rps: number }>('/plans/team')).body.rps).toBe(33);
+        expect((await s.api.get<{ items: { name: string }[] }>('/accounts')).body.items.map((a) => a.name)).toEqual(['acme']);
         // The audit entries written before the deletion came along with the rest.
         const trail = await s.api.get<{ items: { action: string }[] }>(`/audit?key=${a.id}`);
         expect(trail.body.items.map((e) => e.action)).toEqual(['create', 'credits']);
