@@ -1,6 +1,8 @@
 // `npm run demo`: the fixture explorer (deterministic Blockscout-shaped data, no network) and
 // the gateway in front of it, with config/demo.yaml; prints ready-to-paste curl lines.
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import { startFixtureExplorer } from '../fixture/explorer.js';
 import { KNOWN_TX_HASH, SAMPLE_ACCOUNT, TOKEN_CONTRACT, VERIFIABLE_CONTRACT } from '../fixture/chain.js';
 import { loadConfig } from '../src/config/load.js';
@@ -28,11 +30,37 @@ const tx = '0x2ab9c5e6b6f8d3b1c5a4f1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0';
 const bearer = `-H 'Authorization: Bearer ${key}'`;
 
 /**
- * What an operator sells, made through the admin API at start (the same calls the CLI makes): an
- * account on plan pro whose two keys share its credits and rate, and a key on plan free with a
- * deal of its own. Undefined when the admin API is off.
+ * A webhook receiver on loopback, as an operator's billing system would run one: it checks each
+ * delivery's signature with the `standardwebhooks` package and keeps what it was told.
  */
-async function sell(): Promise<{ account: string; web: string; backend: string; deal: string } | undefined> {
+const told: { type: string; key: string; verified: boolean }[] = [];
+let hookSecret = '';
+const receiver = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const body = Buffer.concat(chunks).toString('utf8');
+    let event: { type: string; data: { key?: { name?: string } } };
+    let verified = true;
+    try {
+      event = new Webhook(hookSecret).verify(body, req.headers as Record<string, string>) as typeof event;
+    } catch {
+      verified = false;
+      event = JSON.parse(body) as typeof event;
+    }
+    told.push({ type: event.type, key: event.data.key?.name ?? '', verified });
+    res.writeHead(verified ? 204 : 400).end();
+  });
+});
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+
+/**
+ * What an operator sells, made through the admin API at start (the same calls the CLI makes): a
+ * webhook to the receiver above, an account on plan pro whose two keys share its credits and
+ * rate, and a key on plan free with a deal of its own. Undefined when the admin API is off.
+ */
+async function sell(): Promise<{ account: string; web: string; backend: string; deal: string; webhook: string } | undefined> {
   const adminUrl = app.gateway.adminUrl();
   if (adminUrl === undefined || config.admin.token === undefined) return undefined;
   const post = async (path: string, body: unknown) => {
@@ -42,15 +70,24 @@ async function sell(): Promise<{ account: string; web: string; backend: string; 
       body: JSON.stringify(body),
     });
     if (!res.ok) throw new Error(`demo: POST ${path} answered ${res.status}: ${await res.text()}`);
-    return (await res.json()) as { id: string; key: string };
+    return (await res.json()) as { id: string; key: string; secret: string };
   };
+  const webhook = await post('/webhooks', { url: receiverUrl, events: ['*'], description: 'the demo receiver' });
+  hookSecret = webhook.secret;
   const account = await post('/accounts', { name: 'acme-corp', plan: 'pro', meta: { crm: 'cus_42' } });
   const web = await post('/keys', { name: 'acme-web', account: account.id, origins: ['https://app.acme.example'] });
   const backend = await post('/keys', { name: 'acme-backend', account: account.id });
   const deal = await post('/keys', { name: 'big-customer', plan: 'free', limits: { rps: 50, costs: { stats: 1 } } });
-  return { account: account.id, web: web.key, backend: backend.key, deal: deal.key };
+  return { account: account.id, web: web.key, backend: backend.key, deal: deal.key, webhook: webhook.id };
 }
 const sold = await sell();
+const toldLine = () =>
+  told.length === 0
+    ? 'nothing within 10 seconds'
+    : `${[...new Set(told.map((t) => t.type))].sort().join(', ')} for ${told
+        .map((t) => t.key)
+        .sort()
+        .join(', ')}` + (told.every((t) => t.verified) ? ' (signatures verified)' : ' (a signature did NOT verify)');
 const bearerOf = (secret: string) => `-H 'Authorization: Bearer ${secret}'`;
 process.stdout.write(`
 explorer-gateway demo
@@ -86,7 +123,9 @@ Sold at start through the admin API (docs/admin-api.md):${
   curl -s -D - -o /dev/null ${bearerOf(sold.web)} -H 'Origin: https://app.acme.example' ${base}/1/api/v2/stats | grep -i '^x-credits'   # lower: the same balance
   curl -s ${bearerOf(sold.web)} ${base}/1/api/v2/stats; echo   # 403: no Origin, key restriction: origins
   key big-customer: plan free (5 requests a second) with a deal of its own, 50 a second and stats at 1 credit
-  curl -s -D - -o /dev/null ${bearerOf(sold.deal)} ${base}/1/api/v2/stats | grep -i '^x-'   # x-ratelimit-limit: 50`
+  curl -s -D - -o /dev/null ${bearerOf(sold.deal)} ${base}/1/api/v2/stats | grep -i '^x-'   # x-ratelimit-limit: 50
+  webhook ${sold.webhook} (events *) to a receiver on ${receiverUrl} that checks signatures (what it is told follows)
+  npx tsx src/cli.ts webhooks deliveries --limit 3   # with EGW_ADMIN_URL and EGW_ADMIN_TOKEN below`
 }
 
 Sell more (the admin API, on its own loopback port; the CLI calls the same API):
@@ -105,11 +144,18 @@ Operate it (the operations listener, loopback only; the public port has a bare /
 Ctrl-C stops both.
 `);
 
+// The key.created events of the keys sold above, delivered off the request path within a second or so.
+if (sold !== undefined) {
+  for (let i = 0; i < 200 && told.length < 3; i++) await new Promise((r) => setTimeout(r, 50));
+  process.stdout.write(`  webhook: it was told ${toldLine()}\n`);
+}
+
 let closing = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (closing) return;
     closing = true;
-    void Promise.all([app.close(), explorer.close()]).then(() => process.exit(0));
+    receiver.closeAllConnections();
+    void Promise.all([app.close(), explorer.close(), new Promise((r) => receiver.close(r))]).then(() => process.exit(0));
   });
 }

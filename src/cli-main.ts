@@ -76,9 +76,12 @@ const ADMIN_COMMANDS: Record<string, string> = {
   'keys roll':
     'Gives the key a new secret (same id, plan, balance, usage); the old one is refused after --grace SECONDS (default 0: at once; at most 30 days).',
   'keys revoke': 'Revokes the key: its secret is refused from now on.',
-  usage: 'Prints usage (requests, credits, cache hits, refusals, errors) per day, key, chain and route; --format csv for a spreadsheet.',
+  usage:
+    'Prints usage (requests, credits, cache hits, refusals, errors) per day (--granularity hour: per hour), key, account, chain and route; --account ID: the rows counted under that account; --format csv for a spreadsheet.',
   plans:
     "Lists, shows, makes, changes and deletes plans made at run time (the configuration's are listed, read-only); a change reaches every process within a second and keeps what was spent.",
+  webhooks:
+    'Lists, shows, makes, changes and deletes webhooks (credits.threshold, credits.exhausted, key.expiring, key.created, key.revoked), and lists their deliveries and sends one again.',
   accounts:
     'Lists, shows, makes, changes and deletes accounts: customers whose keys (keys create --account ID) share a plan, its limits, credits and rate.',
 };
@@ -468,7 +471,7 @@ function watchFile(file: string, onChange: (why: string) => void): void {
 
 export async function main(argv: string[], signals: HeldSignals): Promise<void> {
   // The admin commands have options of their own.
-  if (argv[0] === 'keys' || argv[0] === 'usage' || argv[0] === 'plans' || argv[0] === 'accounts') {
+  if (argv[0] === 'keys' || argv[0] === 'usage' || argv[0] === 'plans' || argv[0] === 'accounts' || argv[0] === 'webhooks') {
     const command = argv[0];
     signals.restoreDefaults();
     try {

@@ -1,4 +1,4 @@
-// `explorer-gateway keys|plans|accounts|usage ...`: the admin API from a shell. The
+// `explorer-gateway keys|plans|accounts|webhooks|usage ...`: the admin API from a shell. The
 // commands call a running gateway's admin API (never its store directly, so that every write is
 // checked, audited and seen by every process), print its JSON (or CSV), and exit non-zero with
 // the API's message when it refuses.
@@ -25,7 +25,15 @@ export const ADMIN_USAGE = `Admin commands (a running gateway's admin API; token
   explorer-gateway accounts show ID
   explorer-gateway accounts create --name NAME --plan PLAN [--rps N] [--credits N] [--period P] [--cost ROUTE=N] [--meta JSON]
   explorer-gateway accounts update ID [--name NAME] [--plan PLAN] [--rps N|plan] [--credits N|plan] [--period P|plan] [--cost ROUTE=N|plan] [--limits plan] [--meta JSON|none]
-  explorer-gateway usage [--from DATE] [--to DATE] [--key ID] [--owner OWNER] [--account ID] [--chain ID] [--route NAME] [--format json|csv]
+  explorer-gateway webhooks list
+  explorer-gateway webhooks show ID
+  explorer-gateway webhooks create --url URL --events 'credits.*,key.created' [--secret whsec_...] [--description TEXT] [--enabled true|false]
+  explorer-gateway webhooks update ID [--url URL] [--events LIST] [--secret whsec_...] [--description TEXT] [--enabled true|false]
+  explorer-gateway webhooks delete ID
+  explorer-gateway webhooks deliveries [--webhook ID] [--status pending|delivered|failed] [--key ID] [--type TYPE] [--limit N] [--cursor C]
+  explorer-gateway webhooks delivery ID
+  explorer-gateway webhooks redeliver ID
+  explorer-gateway usage [--from DATE] [--to DATE] [--key ID] [--owner OWNER] [--account ID] [--chain ID] [--route NAME] [--granularity day|hour] [--format json|csv]
 Where the admin API is: --admin-url URL, else EGW_ADMIN_URL, else the admin address of --config FILE.
 TERMS, a deal and restrictions of the key's own ("plan" returns a limit to the plan's, "any" lifts a restriction):
   --rps N|plan  --credits N|plan  --period daily|monthly|plan  --cost ROUTE=N (repeatable)|plan  --limits plan (the whole deal)
@@ -59,6 +67,7 @@ const OPTIONS = {
   chain: { type: 'string' },
   route: { type: 'string' },
   format: { type: 'string' },
+  granularity: { type: 'string' },
   rps: { type: 'string' },
   credits: { type: 'string' },
   period: { type: 'string' },
@@ -74,6 +83,13 @@ const OPTIONS = {
   prefix: { type: 'string' },
   cursor: { type: 'string' },
   limit: { type: 'string' },
+  url: { type: 'string' },
+  events: { type: 'string' },
+  secret: { type: 'string' },
+  description: { type: 'string' },
+  enabled: { type: 'string' },
+  webhook: { type: 'string' },
+  type: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -130,6 +146,7 @@ function queryOf(
     | 'account'
     | 'chain'
     | 'route'
+    | 'granularity'
     | 'format'
     | 'plan'
     | 'status'
@@ -138,6 +155,8 @@ function queryOf(
     | 'meta'
     | 'cursor'
     | 'limit'
+    | 'webhook'
+    | 'type'
   )[],
 ) {
   const q = new URLSearchParams();
@@ -248,12 +267,57 @@ function accountsCall(sub: string | undefined, id: string | undefined, v: Values
   }
 }
 
+/** A webhook's fields from the flags. */
+function webhookFields(v: Values): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (v.url !== undefined) body.url = v.url;
+  if (v.events !== undefined) body.events = list(v.events);
+  if (v.secret !== undefined) body.secret = v.secret;
+  if (v.description !== undefined) body.description = v.description === 'none' ? null : v.description;
+  if (v.enabled !== undefined) {
+    if (v.enabled !== 'true' && v.enabled !== 'false') throw new CliError(`--enabled: expected true or false\n\n${ADMIN_USAGE}`, 2);
+    body.enabled = v.enabled === 'true';
+  }
+  return body;
+}
+
+function webhooksCall(sub: string | undefined, id: string | undefined, v: Values): Call {
+  switch (sub) {
+    case 'list':
+      return call('webhooks');
+    case 'show':
+      return call('showWebhook', need(id, 'ID'));
+    case 'create':
+      return call('createWebhook', undefined, undefined, {
+        ...webhookFields(v),
+        url: need(v.url, '--url'),
+        events: list(need(v.events, '--events')),
+      });
+    case 'update': {
+      const body = webhookFields(v);
+      if (Object.keys(body).length === 0) throw new CliError(`webhooks update needs at least one change\n\n${ADMIN_USAGE}`, 2);
+      return call('updateWebhook', need(id, 'ID'), undefined, body);
+    }
+    case 'delete':
+      return call('deleteWebhook', need(id, 'ID'));
+    case 'deliveries':
+      return call('deliveries', undefined, queryOf(v, ['webhook', 'status', 'key', 'type', 'limit', 'cursor']));
+    case 'delivery':
+      return call('showDelivery', need(id, 'ID'));
+    case 'redeliver':
+      return call('redeliver', need(id, 'ID'));
+    default:
+      throw new CliError(`unknown webhooks command: ${sub ?? '(none)'}\n\n${ADMIN_USAGE}`, 2);
+  }
+}
+
 function callFor(command: string, positionals: string[], v: Values): Call {
   const [sub, id, amount] = positionals;
   if (command === 'plans') return plansCall(sub, id, v);
+  if (command === 'webhooks') return webhooksCall(sub, id, v);
   if (command === 'accounts') return accountsCall(sub, id, v);
   if (command === 'usage')
-    return call('usage', undefined, queryOf(v, ['from', 'to', 'key', 'owner', 'account', 'chain', 'route', 'format']));
+    return call('usage', undefined, queryOf(v, ['from', 'to', 'key', 'owner', 'account', 'chain', 'route', 'granularity', 'format']));
   switch (sub) {
     case 'create': {
       // With --account, the plan is the account's unless given.
@@ -305,7 +369,7 @@ async function readStdin(): Promise<string> {
 }
 
 /** Runs `keys ...` or `usage ...`; resolves with what to print. */
-export type AdminCommand = 'keys' | 'usage' | 'plans' | 'accounts';
+export type AdminCommand = 'keys' | 'usage' | 'plans' | 'accounts' | 'webhooks';
 
 export async function runAdminCommand(command: AdminCommand, argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
   let parsed;

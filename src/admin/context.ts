@@ -1,5 +1,6 @@
 // What the admin API works with.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Webhooks } from '../webhooks/webhooks.js';
 import type { Logger } from 'pino';
 import type { RuntimeKeys } from '../keys/runtime.js';
 import type { QuotaStore } from '../quota/types.js';
@@ -21,6 +22,8 @@ export interface AdminDeps {
   routeNames: readonly string[];
   /** Writes the usage counted in memory, so that /usage includes the last second. */
   flushUsage: () => Promise<void>;
+  /** Events to webhooks (key.created, key.revoked, key.expiring) and the webhooks themselves. */
+  webhooks: Webhooks;
 }
 
 /** Who makes a write, as its audit entry names them: the admin token's name (admin/server.ts). */

@@ -16,6 +16,9 @@ export const ADMIN_ERRORS = {
   PLAN_EXISTS: { status: 409, what: 'a plan of this name exists (in the configuration file or made at run time)' },
   PLAN_IN_USE: { status: 409, what: 'a plan deleted while keys or accounts are on it (`keys`, `accounts` list them)' },
   ACCOUNT_IN_USE: { status: 409, what: 'an account deleted while keys belong to it (`keys` lists them)' },
+  NO_SUCH_WEBHOOK: { status: 404, what: 'no webhook with this id' },
+  NO_SUCH_DELIVERY: { status: 404, what: 'no webhook delivery with this id' },
+  CONFIGURED_WEBHOOK: { status: 409, what: 'a configured webhook changed through the API: the file is its source' },
   CONFIGURED_KEY: { status: 409, what: 'a configured key changed through the API: the file is its source' },
   NAME_TAKEN: { status: 409, what: 'the name is used by another key' },
   CREDITS_BELOW_ZERO: {

@@ -162,6 +162,7 @@ export function adminOpenApi(): Json {
       { name: 'keys', description: 'Run-time keys; configured keys are listed, shown and topped up, but read-only' },
       { name: 'plans', description: "The configuration's plans (read-only here) and plans made at run time" },
       { name: 'accounts', description: 'Customers whose keys share a plan, its limits, credits and rate' },
+      { name: 'webhooks', description: 'Receivers of events (credits, keys), and the deliveries to them' },
       { name: 'records', description: 'What the gateway has on record: usage, audit' },
       { name: 'document', description: 'This document' },
     ],

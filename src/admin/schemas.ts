@@ -217,9 +217,15 @@ export const usageQuery = z.strictObject({
   to: dayParam,
   key: described('only the rows of this key id'),
   owner: described("only the rows of this owner's keys"),
-  account: described("only the rows of this account's keys"),
+  account: described(
+    'only the rows counted under this account (`acc_...`): its keys while they were its, whichever account they are in now',
+  ),
   chain: described('only the rows of this chain id'),
   route: described('only the rows of this route name'),
+  granularity: z
+    .enum(['day', 'hour'], { error: 'expected day or hour' })
+    .optional()
+    .meta({ description: 'a row per UTC day (default) or per UTC hour; `from` and `to` stay whole UTC days' }),
   format: z.enum(['json', 'csv'], { error: 'expected json or csv' }).optional(),
 });
 export type UsageInput = z.output<typeof usageQuery>;
@@ -335,8 +341,13 @@ export const auditAnswer = z.strictObject({ items: z.array(auditEntryAnswer) });
 
 export const usageItemAnswer = z.strictObject({
   day,
+  hour: z
+    .string()
+    .optional()
+    .meta({ format: 'date-time', description: 'hourly rows only (`granularity=hour`): the UTC hour, `YYYY-MM-DDTHH:00:00Z`' }),
   key: z.string(),
   name: z.string().nullable(),
+  account: z.string().meta({ description: "the account (`acc_...`) the key was in when the row was counted; '' for none" }),
   chain: z.string(),
   route: z.string(),
   requests: z.number().int(),

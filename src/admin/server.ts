@@ -18,6 +18,8 @@ import { AdminError } from './errors.js';
 import { adminOpenApi } from './openapi.js';
 import { registerKeyRoutes } from './routes/keys.js';
 import { registerObjectRoutes } from './routes/objects.js';
+import { registerWebhookRoutes } from './routes/webhooks.js';
+import { WebhookAdmin } from './webhooks.js';
 import { registerRecordRoutes } from './routes/records.js';
 import { AdminService } from './service.js';
 import { ADMIN_PREFIX, ADMIN_ROUTES, at, routeUrl } from './surface.js';
@@ -147,6 +149,7 @@ export function buildAdminServer(tokens: readonly AdminToken[], deps: AdminDeps)
       registerKeyRoutes(api, service, send);
       registerRecordRoutes(api, service, send);
       registerObjectRoutes(api, service, send);
+      registerWebhookRoutes(api, new WebhookAdmin(deps), send);
       api.route({
         ...at('openapi'),
         handler: (_request, reply) =>

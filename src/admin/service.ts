@@ -15,6 +15,7 @@ import { normaliseOrigin, patternMatches, routePattern, withLimits } from '../ke
 import { copyTerms, NO_TERMS } from '../store/records.js';
 import type { AuditEntry, KeyLimits, KeyRecord, KeyTerms, StoredObject, UsageRow } from '../store/types.js';
 import type { AdminDeps } from './context.js';
+import type { EventKey } from '../webhooks/events.js';
 import { AdminError } from './errors.js';
 import { matchesSearch, page, type Searchable } from './listing.js';
 import { keyAnswer } from './schemas.js';
@@ -89,8 +90,12 @@ export function keyView(key: ApiKey | undefined, record: KeyRecord | undefined, 
 
 export interface UsageItem {
   day: string;
+  /** Hourly rows only (`granularity=hour`): `YYYY-MM-DDTHH:00:00Z`. */
+  hour?: string;
   key: string;
   name: string | null;
+  /** The account the key belonged to when the row was counted; '' for none. */
+  account: string;
   chain: string;
   route: string;
   requests: number;
@@ -225,6 +230,18 @@ export class AdminService {
     return { at: this.deps.now(), action, actor: by, keyId, before, after };
   }
 
+  /** A key given an expiry within 7 days is told of at once, not at the next minute's scan (webhooks/expiry.ts). */
+  private expiryTold(id: string): void {
+    const key = this.ring.get(id);
+    if (key) this.deps.webhooks.expiry.check(key);
+  }
+
+  /** A key as webhook events show it (webhooks/events.ts). */
+  private eventKey(record: KeyRecord): EventKey {
+    const deal = this.ring.dealOf(record);
+    return { id: record.id, name: record.name, plan: deal?.planName ?? record.plan, account: record.account };
+  }
+
   private logged(e: AuditEntry): void {
     this.deps.log.info({ admin: e.action, actor: e.actor, keyId: e.keyId, before: e.before, after: e.after }, 'admin write');
   }
@@ -264,6 +281,8 @@ export class AdminService {
     };
     const view = this.view(undefined, record);
     await this.save(record, true, this.entry('create', by, record.id, null, view));
+    await this.deps.webhooks.keyChanged('key.created', this.eventKey(record), by);
+    this.expiryTold(record.id);
     return { view, secret };
   }
 
@@ -286,6 +305,7 @@ export class AdminService {
     };
     const view = this.view(undefined, after);
     await this.save(after, false, this.entry('update', by, after.id, this.view(undefined, before), view));
+    if (expires !== undefined) this.expiryTold(after.id);
     return view;
   }
 
@@ -307,7 +327,10 @@ export class AdminService {
     const before = this.runtimeRecord(id);
     const e = this.entry('revoke', by, before.id, this.view(undefined, before), null);
     // False: another process revoked it first, with its own entry.
-    if (await this.deps.store.keys.deleteKey(before.id, e)) this.logged(e);
+    if (await this.deps.store.keys.deleteKey(before.id, e)) {
+      this.logged(e);
+      await this.deps.webhooks.keyChanged('key.revoked', this.eventKey(before), by);
+    }
     this.deps.runtime.drop(before.id);
     return { id: before.id, revoked: true };
   }
@@ -480,7 +503,11 @@ export class AdminService {
     return entries.map((e) => ({ ...e, at: iso(e.at) }));
   }
 
-  /** Rows of one UTC day, key, chain and route; what is counted in memory is written first. */
+  /**
+   * Rows of one UTC day (or hour), key, account, chain and route; what is counted in memory is
+   * written first. `account` selects the rows recorded under that account (UsageRow.account),
+   * whichever account their key is in now.
+   */
   async usage(q: UsageInput): Promise<{ from: string; to: string; items: UsageItem[] }> {
     const today = utcDay(this.deps.now());
     const from = q.from === undefined ? today : parseDay(q.from, 'from');
@@ -489,40 +516,44 @@ export class AdminService {
     const keys = this.ring;
     let keyIds: Set<string> | undefined;
     if (q.key !== undefined) keyIds = new Set([q.key]);
-    if (q.account !== undefined) {
-      const ids = this.keysOf(q.account);
-      keyIds = new Set(keyIds ? ids.filter((id) => keyIds!.has(id)) : ids);
-    }
+    const accounts = q.account === undefined ? undefined : new Set([q.account]);
     if (q.owner !== undefined) {
       const owned = keys.all().filter(({ key, record }) => (record?.owner ?? key?.owner) === q.owner);
       const ids = owned.map(({ key, record }) => record?.id ?? key!.id);
       keyIds = new Set(keyIds ? ids.filter((id) => keyIds!.has(id)) : ids);
     }
     await this.deps.flushUsage();
-    const query = { from, to, keyIds, chain: q.chain, route: q.route };
+    const granularity = q.granularity ?? 'day';
+    const query = { from, to, granularity, keyIds, accounts, chain: q.chain, route: q.route };
     const stored = await this.deps.store.usage.listUsage(query);
     // With Redis, credits are counted as they are billed, apart from the rows (quota/usage-credits.ts).
     const { quota } = this.deps;
     let rows = stored;
     if (quota.usageCredits !== undefined) {
-      // The counters a key bills (keys/ring.ts): a run-time key's own are its id, deleted or not,
-      // and a key of an account (keys/objects.ts) bills the account's; a configured key's are its
-      // digest. Each account read once. (What a key billed to an account it has since left is not
-      // read for it: a known limit, until usage rows carry the account, issue 25 item 5.)
-      const accountsOf = (id: string): (string | undefined)[] => {
+      // The counters (ledgers) a key bills (keys/ring.ts): a run-time key's own are its id, deleted
+      // or not, and a key of an account (keys/objects.ts) bills the account's; a configured key's
+      // are its digest. So the rows recorded under an account were billed to the account's: that
+      // one is read for `account`. For keys, their own and their account's now, and the accounts
+      // their stored rows were recorded under (a key that has left an account). Each read once.
+      const ledgersOf = (id: string): (string | undefined)[] => {
         const record = keys.record(id);
         if (record) return record.account === null ? [record.id] : [record.id, record.account];
         return [id.startsWith('key_') ? id : keys.get(id)?.account];
       };
-      const accounts = keyIds && [...keyIds].flatMap(accountsOf);
-      const known = accounts?.every((a): a is string => a !== undefined) ? [...new Set(accounts)] : undefined;
+      const ledgers =
+        q.account !== undefined
+          ? [q.account]
+          : keyIds && [...[...keyIds].flatMap(ledgersOf), ...stored.flatMap((r) => (r.account === '' ? [] : [r.account]))];
+      const known = ledgers?.every((a): a is string => a !== undefined) ? [...new Set(ledgers)] : undefined;
       rows = addUsageCredits(stored, await quota.usageCredits(query, known));
     }
     const nameOf = (row: UsageRow) => keys.get(row.keyId)?.name ?? keys.record(row.keyId)?.name ?? null;
     const items = rows.map((r) => ({
       day: r.day,
+      ...(granularity === 'hour' ? { hour: r.hour ?? `${r.day}T00:00:00Z` } : {}),
       key: r.keyId,
       name: nameOf(r),
+      account: r.account,
       chain: r.chain,
       route: r.route,
       requests: r.requests,

@@ -41,6 +41,19 @@ import {
   usageAnswer,
   usageQuery,
 } from './schemas.js';
+import {
+  createdWebhookAnswer,
+  createWebhookBody,
+  deletedWebhookAnswer,
+  deliveriesAnswer,
+  deliveryAnswer,
+  deliveryParams,
+  listDeliveriesQuery,
+  updateWebhookBody,
+  webhookAnswer,
+  webhookParams,
+  webhooksAnswer,
+} from './webhook-schemas.js';
 
 /** Where the admin API lives on its listener. */
 export const ADMIN_PREFIX = '/admin/v1';
@@ -51,7 +64,7 @@ export interface AdminCallSpec {
   readonly path: string;
   readonly summary: string;
   readonly description?: string;
-  readonly tag: 'keys' | 'plans' | 'accounts' | 'records' | 'document';
+  readonly tag: 'keys' | 'plans' | 'accounts' | 'webhooks' | 'records' | 'document';
   /** The path's `:name` parameters. */
   readonly params?: z.ZodObject;
   readonly query?: z.ZodObject;
@@ -204,7 +217,7 @@ export const ADMIN_ROUTES = {
     path: '/usage',
     summary: 'Usage rows, what an operator bills from',
     description:
-      "One row per UTC day, key, chain and route. `from` and `to` are UTC days (`YYYY-MM-DD`), today by default. `format=csv` answers RFC 4180 CSV, a text cell that a spreadsheet would take for a formula prefixed with `'`.",
+      "One row per UTC day, key, account, chain and route; with `granularity=hour`, one per UTC hour (the hours of a day sum to its day row). `from` and `to` are UTC days (`YYYY-MM-DD`), today by default. `account` selects the rows counted under that account. `format=csv` answers RFC 4180 CSV, a text cell that a spreadsheet would take for a formula prefixed with `'`.",
     tag: 'records',
     query: usageQuery,
     answer: { status: 200, schema: usageAnswer, description: 'The rows', csv: true },
@@ -320,6 +333,93 @@ export const ADMIN_ROUTES = {
     params: accountParams,
     answer: { status: 200, schema: deletedAccountAnswer, description: 'The account is deleted' },
     refusals: ['NO_SUCH_ACCOUNT', 'ACCOUNT_IN_USE'],
+  },
+  webhooks: {
+    method: 'GET',
+    scope: 'read',
+    path: '/webhooks',
+    summary: 'List webhooks',
+    description: 'The configuration\'s (`source: "config"`) and those made here; never a secret.',
+    tag: 'webhooks',
+    answer: { status: 200, schema: webhooksAnswer, description: 'Every webhook' },
+    refusals: [],
+  },
+  createWebhook: {
+    method: 'POST',
+    scope: 'write',
+    path: '/webhooks',
+    summary: 'Make a webhook',
+    description:
+      'Events it subscribes to are POSTed to `url`, signed as Standard Webhooks specifies (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried with back-off for 24 hours. Every process sends to it within a second.',
+    tag: 'webhooks',
+    body: createWebhookBody,
+    answer: { status: 201, schema: createdWebhookAnswer, description: 'The webhook, with its secret: shown in this answer only' },
+    refusals: ['INVALID_BODY'],
+  },
+  deliveries: {
+    method: 'GET',
+    scope: 'read',
+    path: '/webhooks/deliveries',
+    summary: 'List webhook deliveries',
+    description: 'Newest first, a page at a time: `nextCursor` is the `cursor` of the next page (null: the last). Kept 35 days.',
+    tag: 'webhooks',
+    query: listDeliveriesQuery,
+    answer: { status: 200, schema: deliveriesAnswer, description: 'A page of deliveries' },
+    refusals: ['INVALID_QUERY'],
+  },
+  showDelivery: {
+    method: 'GET',
+    scope: 'read',
+    path: '/webhooks/deliveries/:id',
+    summary: 'Show a webhook delivery',
+    tag: 'webhooks',
+    params: deliveryParams,
+    answer: { status: 200, schema: deliveryAnswer, description: 'The delivery, its attempts and the event sent' },
+    refusals: ['NO_SUCH_DELIVERY'],
+  },
+  redeliver: {
+    method: 'POST',
+    scope: 'write',
+    path: '/webhooks/deliveries/:id/redeliver',
+    summary: 'Send a delivery again',
+    description: 'Pending again and due now, whatever its status: sent within a second, with the same `webhook-id`.',
+    tag: 'webhooks',
+    params: deliveryParams,
+    answer: { status: 200, schema: deliveryAnswer, description: 'The delivery, pending' },
+    refusals: ['NO_SUCH_DELIVERY'],
+  },
+  showWebhook: {
+    method: 'GET',
+    scope: 'read',
+    path: '/webhooks/:id',
+    summary: 'Show a webhook',
+    tag: 'webhooks',
+    params: webhookParams,
+    answer: { status: 200, schema: webhookAnswer, description: 'The webhook' },
+    refusals: ['NO_SUCH_WEBHOOK'],
+  },
+  updateWebhook: {
+    method: 'PATCH',
+    scope: 'write',
+    path: '/webhooks/:id',
+    summary: 'Change a run-time webhook',
+    description: 'Its url, events, secret, description, or `enabled` (a disabled one is sent nothing).',
+    tag: 'webhooks',
+    params: webhookParams,
+    body: updateWebhookBody,
+    answer: { status: 200, schema: webhookAnswer, description: 'The webhook' },
+    refusals: ['INVALID_BODY', 'NO_SUCH_WEBHOOK', 'CONFIGURED_WEBHOOK'],
+  },
+  deleteWebhook: {
+    method: 'DELETE',
+    scope: 'write',
+    path: '/webhooks/:id',
+    summary: 'Delete a run-time webhook',
+    description: 'Its pending deliveries fail.',
+    tag: 'webhooks',
+    params: webhookParams,
+    answer: { status: 200, schema: deletedWebhookAnswer, description: 'The webhook is deleted' },
+    refusals: ['NO_SUCH_WEBHOOK', 'CONFIGURED_WEBHOOK'],
   },
   openapi: {
     method: 'GET',

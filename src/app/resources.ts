@@ -22,6 +22,7 @@ import { openStorage } from '../store/open.js';
 import { SqliteStore } from '../store/sqlite.js';
 import type { Storage } from '../store/types.js';
 import { UsageRecorder } from '../usage/recorder.js';
+import { Webhooks } from '../webhooks/webhooks.js';
 
 export interface ServerDeps {
   /** Clock for everything time-based (ms since the epoch). */
@@ -85,6 +86,8 @@ export class Resources {
   readonly runtime: RuntimeKeys;
   /** Usage counting; undefined when `usage.enabled` is off. */
   readonly usage: UsageRecorder | undefined;
+  /** Events to webhooks, and their delivery (webhooks/webhooks.ts). */
+  readonly webhooks: Webhooks;
   /** The in-process cache tier; a reload with a new budget or stale window replaces it. */
   cache: ResponseCache;
   /** `redis.volatile` of the configuration the process started with. */
@@ -173,6 +176,7 @@ export class Resources {
       path: config.storage.path,
       redis: redis && config.redis ? { client: redis, prefix: config.redis.keyPrefix, subscriber: () => redis.duplicate() } : undefined,
       retentionDays: config.usage.retentionDays,
+      hourlyRetentionDays: Math.min(config.usage.hourlyRetentionDays, config.usage.retentionDays),
       now: this.now,
       log: this.log,
     });
@@ -185,6 +189,7 @@ export class Resources {
             now: this.now,
             subscriber: () => redis.duplicate(),
             retentionDays: config.usage.retentionDays,
+            hourlyRetentionDays: Math.min(config.usage.hourlyRetentionDays, config.usage.retentionDays),
           })
         : new MemoryQuotaStore(this.store.ledgers));
     this.quota = new QuotaStep(this.quotaStore, this.log, this.now);
@@ -196,6 +201,13 @@ export class Resources {
     if (this.usage && !deps.quotaStore && this.quotaStore instanceof MemoryQuotaStore) this.quotaStore.joinUsage(this.usage);
     // With Redis, the scripts that bill credits count them per usage row (quota/usage-credits.ts).
     if (this.usage && (this.quotaStore as QuotaStore).usageCredits !== undefined) this.usage.countCreditsElsewhere();
+    this.webhooks = new Webhooks(config.webhooks, {
+      keys: this.store.keys,
+      outbox: this.store.outbox,
+      quota: this.quotaStore,
+      now: this.now,
+      log: this.log,
+    });
     this.upstreamWarnings = new ThrottledWarnings(this.log, 'upstream failure', this.now);
     const cacheWarning = new ThrottledWarning(this.log, 'shared cache tier failed; treating as a miss', this.now);
     this.sharedTier =
@@ -235,6 +247,7 @@ export class Resources {
     await this.judgePersistence(true);
     await this.quotaStore.start?.();
     await this.runtime.start();
+    this.webhooks.start();
     await this.pingStorage();
     this.storagePing = setInterval(() => void this.pingStorage(), STORAGE_PING_MS).unref();
   }
@@ -347,6 +360,7 @@ export class Resources {
   async close(): Promise<void> {
     clearInterval(this.storagePing);
     this.runtime.close();
+    await this.webhooks.close();
     // Usage and spend first, while their stores are still open: SIGTERM loses none.
     await this.usage?.close();
     await this.quotaStore.close();

@@ -53,6 +53,11 @@ export interface GatewayControl {
   /** The operations listener's URL once it listens (`metrics.port`); undefined without one. */
   opsUrl(): string | undefined;
   /**
+   * Deletes the usage rows past `usage.retentionDays` and the hourly rows past
+   * `usage.hourlyRetentionDays`, as of the gateway's clock: what runs every USAGE_PRUNE_MS, now.
+   */
+  pruneUsage(): Promise<void>;
+  /**
    * The start of the process's shutdown, before close(): the public listener takes no new
    * connection, requests get the pipeline's 503, every answer not yet begun says
    * `Connection: close`, and idle keep-alive connections stay until their next request or their
@@ -73,7 +78,7 @@ declare module 'fastify' {
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 /** How long start-up waits for Redis to connect before serving without it. */
 const REDIS_STARTUP_WAIT_MS = 2_000;
-/** How often usage rows past `usage.retentionDays` are deleted. */
+/** How often usage rows past `usage.retentionDays` (hourly rows: `usage.hourlyRetentionDays`) are deleted. */
 const USAGE_PRUNE_MS = 3_600_000;
 /** Sockets the streamed routes' agent may open per upstream (reply-from's undici option below). */
 const STREAM_CONNECTIONS = 32;
@@ -157,6 +162,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
           now: resources.now,
           log,
           routeNames: ROUTE_NAMES,
+          webhooks: resources.webhooks,
           // Usage counted in memory, and the credits this process's leases spent (billed, and so
           // counted, when settled: quota/usage-credits.ts), written before a report is read.
           flushUsage: async () => {
@@ -164,6 +170,17 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
           },
         });
   let adminUrl: string | undefined;
+  const pruneUsage = async (): Promise<void> => {
+    const now = resources.now();
+    const usage = resources.store.usage;
+    const days = utcDay(now - config.usage.retentionDays * DAY_MS);
+    // Hourly rows never outlive their day's row.
+    const hours = utcDay(now - Math.min(config.usage.hourlyRetentionDays, config.usage.retentionDays) * DAY_MS);
+    await usage.pruneUsage(days);
+    await usage.pruneHourlyUsage(hours);
+    // With Redis, the credits of the rows are counted apart (quota/usage-credits.ts): pruned alike.
+    await resources.quotaStore.pruneUsageCredits?.(days, hours);
+  };
   app.decorate('gateway', {
     state: () => states.current,
     reload: (next: Config) => states.reload(next),
@@ -173,6 +190,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     adminUrl: () => adminUrl,
     flushLogs: () => resources.flushLogs(),
     opsUrl: () => ops.url(),
+    pruneUsage,
     drain: () => {
       closing = true;
       return drain.begin();
@@ -243,9 +261,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     await resources.start();
     if (config.usage.enabled) {
       const prune = () =>
-        void resources.store.usage
-          .pruneUsage(utcDay(resources.now() - config.usage.retentionDays * DAY_MS))
-          .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'could not prune old usage rows'));
+        void pruneUsage().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'could not prune old usage rows'));
       pruning = setInterval(prune, USAGE_PRUNE_MS).unref();
     }
     if (admin) {

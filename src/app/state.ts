@@ -66,6 +66,8 @@ export class GatewayStates {
     this.lines = accessLog(resources.log, resources.logOutput);
     this.badKeys = new BadKeys(started.security.badKeys);
     this.current = this.make(started).state;
+    // The keys whose expiry webhooks are told of: the current ring's, configured and run-time.
+    resources.webhooks.keys = () => this.current.keys.all().flatMap((k) => (k.key === undefined ? [] : [k.key]));
     // A run-time key created, changed or revoked (by any process) reaches the current ring.
     resources.applyKeyChange = (change) => {
       if ('put' in change) this.current.keys.put(change.put);
@@ -94,7 +96,9 @@ export class GatewayStates {
       usage: r.usage,
       cors: corsPolicy(config.server.cors),
       badKeys: this.badKeys,
+      alerts: r.webhooks.credits,
     };
+    r.webhooks.configure(config.webhooks);
     return { state, retired };
   }
 

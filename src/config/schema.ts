@@ -4,6 +4,8 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { RESERVED_CHAIN_IDS } from '../routes/resolve.js';
 import { closestRouteNames, ROUTE_NAMES } from '../routes/table.js';
+import { secretKey } from '../auth/webhook-signature.js';
+import { EVENT_PATTERNS } from './webhooks.js';
 
 const KNOWN_ROUTES: ReadonlySet<string> = new Set(ROUTE_NAMES);
 
@@ -376,10 +378,35 @@ export const storageSchema = z.strictObject({
 });
 
 export const usageSchema = z.strictObject({
-  /** Record one row per UTC day, key, chain and route (requests, credits, cache hits, refusals, errors). */
+  /** Record one row per UTC day and one per UTC hour, key, account, chain and route (requests, credits, cache hits, refusals, errors). */
   enabled: z.boolean({ error: 'expected true or false' }).default(true),
   /** How long daily usage rows are kept, days. */
   retentionDays: positiveInt().default(400),
+  /** How long hourly usage rows are kept, days (never longer than their day's row: `retentionDays`). */
+  hourlyRetentionDays: positiveInt().default(35),
+});
+
+/**
+ * A receiver of events (webhooks/): where they are POSTed, which ones, and the secret they are
+ * signed with (auth/webhook-signature.ts). `name` is its id in deliveries: naming it keeps its
+ * deliveries its own when the list is reordered (unnamed: `config-<n>`, by position).
+ */
+export const webhookSchema = z.strictObject({
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'expected a name of letters, digits, _ . or -' })
+    .refine((n) => n !== 'deliveries' && !n.startsWith('wh_'), { error: 'expected a name other than deliveries, not starting with wh_' })
+    .optional(),
+  url: httpUrl,
+  events: z
+    .array(z.enum(EVENT_PATTERNS as [string, ...string[]], { error: `expected one of ${EVENT_PATTERNS.join(', ')}` }), {
+      error: 'expected a list of event types',
+    })
+    .min(1, { error: 'expected at least one event type' }),
+  secret: z.string({ error: 'expected a whsec_ secret' }).superRefine((s, ctx) => {
+    const key = secretKey(s);
+    if (typeof key === 'string') ctx.addIssue({ code: 'custom', message: key });
+  }),
 });
 
 export const rpcSchema = z.strictObject({
@@ -445,7 +472,8 @@ export const configSchema = z
     health: healthSchema.default({ probeIntervalMs: 10_000, probeTimeoutMs: 2_000 }),
     admin: adminSchema.default({ token: undefined, tokens: [], host: '127.0.0.1', port: 9091 }),
     storage: storageSchema.default({ path: 'data/gateway.db' }),
-    usage: usageSchema.default({ enabled: true, retentionDays: 400 }),
+    usage: usageSchema.default({ enabled: true, retentionDays: 400, hourlyRetentionDays: 35 }),
+    webhooks: z.array(webhookSchema, { error: 'expected a list of webhooks' }).default([]),
     rpc: rpcSchema.default({ maxBatch: 100, maxVerifyBytes: 20 * 1024 * 1024 }),
     security: securitySchema.default({ badKeys: { failures: 20, windowSeconds: 60, blockSeconds: 300, maxAddresses: 10_000 } }),
   })
@@ -504,6 +532,14 @@ export const configSchema = z
             ctx.addIssue({ code: 'custom', path: ['keys', i, 'chains', j], message: `unknown chain "${id}"` });
           }
         });
+      });
+      // A webhook's id in deliveries is its name, or its place in the list (registry: config-<n>).
+      const hookIds = new Set<string>();
+      (Array.isArray(c.webhooks) ? (c.webhooks as unknown[]) : []).forEach((raw, i) => {
+        const name = record(raw).name;
+        const id = typeof name === 'string' ? name : `config-${i + 1}`;
+        if (hookIds.has(id)) ctx.addIssue({ code: 'custom', path: ['webhooks', i, 'name'], message: `the webhook id ${id} is used twice` });
+        hookIds.add(id);
       });
     },
     { when: (payload) => payload.value !== null && typeof payload.value === 'object' },

@@ -20,8 +20,13 @@ export interface ApiKey {
   readonly id: string;
   /** Label for logs and metrics. */
   readonly name: string;
-  /** The identity quota counters are kept under: a configured key's digest, a run-time key's id. */
+  /** The identity quota counters are kept under: a configured key's digest, a run-time key's id, its account's id. */
   readonly account: string;
+  /**
+   * The account (`acc_...`) the key belongs to, as its usage rows record it (store/types.ts
+   * UsageRow.account); '' for none. Not the quota identity (`account`), which is also a key's own.
+   */
+  readonly usageAccount: string;
   readonly planName: string;
   readonly plan: PlanConfig;
   /** The plan's rps as the x-ratelimit-limit header value. */
@@ -79,6 +84,7 @@ export class KeyRing {
         id: configKeyId(k.name),
         name: k.name,
         account: digest,
+        usageAccount: '',
         planName: k.plan,
         plan,
         rpsHeader: String(plan.rps),
@@ -110,6 +116,7 @@ export class KeyRing {
       id: record.id,
       name: record.name,
       account: account ? account.id : record.id,
+      usageAccount: account ? account.id : '',
       planName,
       plan,
       rpsHeader: String(plan.rps),

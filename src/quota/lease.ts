@@ -3,9 +3,9 @@
 // replaces the last one. No Redis here: redis.ts's head explains why leases exist and what they
 // cost, the decision script (redis-scripts.ts) grants and settles them, and the store (redis.ts)
 // keeps one per account and sends what this file computes.
-import { DAY_MS, utcDay } from '../store/day.js';
+import { HOUR_MS, utcDay } from '../store/day.js';
 import type { Period, PeriodWindow } from './period.js';
-import { usageCreditField } from './redis-keys.js';
+import { usageCreditField, usageHour } from './redis-keys.js';
 import type { QuotaDecision, QuotaQuery, Refund } from './types.js';
 import { RATE_WINDOW_MS, resetMsFrom, windowHoldsFrom } from './window.js';
 
@@ -53,24 +53,27 @@ export interface Lease {
   /** The balance Redis had left after the grant, besides every reservation. */
   free: number;
   /**
-   * The UTC day of the call that granted the lease, and its bounds: the lease decides only
-   * requests of that day, so what it spent counts in that day's usage credits (redis-keys.ts,
-   * usageCredits) when it is billed.
+   * The UTC day and hour (`00`-`23`) of the call that granted the lease, and the hour's bounds:
+   * the lease decides only requests of that hour, so what it spent counts in that day's and that
+   * hour's usage credits (redis-keys.ts, usageCredits and usageHourCredits) when it is billed.
    */
   day: string;
-  dayStartMs: number;
-  dayEndMs: number;
-  /** What the lease spent, by usage row of its day (key id, chain, route): billed with it. */
+  hour: string;
+  hourStartMs: number;
+  hourEndMs: number;
+  /** What the lease spent, by usage row of its hour (key id, account, chain, route): billed with it. */
   usage: RowSpend;
 }
 
-/** Credits by key id, chain and route: nested maps, so that no string is built per request. */
-type RowSpend = Map<string, Map<string, Map<string, number>>>;
+/** Credits by key id, account, chain and route: nested maps, so that no string is built per request. */
+type RowSpend = Map<string, Map<string, Map<string, Map<string, number>>>>;
 
 /** The credits `spend` counted for a usage row of the lease, and where they are kept. */
-function rowOf(l: Lease, keyId: string, chain: string): Map<string, number> {
-  let chains = l.usage.get(keyId);
-  if (chains === undefined) l.usage.set(keyId, (chains = new Map<string, Map<string, number>>()));
+function rowOf(l: Lease, keyId: string, account: string, chain: string): Map<string, number> {
+  let accounts = l.usage.get(keyId);
+  if (accounts === undefined) l.usage.set(keyId, (accounts = new Map<string, Map<string, Map<string, number>>>()));
+  let chains = accounts.get(account);
+  if (chains === undefined) accounts.set(account, (chains = new Map<string, Map<string, number>>()));
   let routes = chains.get(chain);
   if (routes === undefined) chains.set(chain, (routes = new Map<string, number>()));
   return routes;
@@ -79,9 +82,10 @@ function rowOf(l: Lease, keyId: string, chain: string): Map<string, number> {
 /** The lease's spend as usage credits fields (redis-keys.ts, usageCreditField), those above 0. */
 function usageFields(usage: RowSpend): [string, number][] {
   const out: [string, number][] = [];
-  for (const [keyId, chains] of usage)
-    for (const [chain, routes] of chains)
-      for (const [route, credits] of routes) if (credits > 0) out.push([usageCreditField(keyId, chain, route), credits]);
+  for (const [keyId, accounts] of usage)
+    for (const [account, chains] of accounts)
+      for (const [chain, routes] of chains)
+        for (const [route, credits] of routes) if (credits > 0) out.push([usageCreditField(keyId, chain, route, account), credits]);
   return out;
 }
 
@@ -99,8 +103,9 @@ export interface Settlement {
   /** The lease's period: the credit key's expiry if the settlement has to create it, and the twin period it also counts in (period.ts). */
   periodStartMs: number;
   periodEndMs: number;
-  /** The lease's day, and what it spent by usage row: counted in that day's usage credits as it is billed. */
+  /** The lease's day and hour, and what it spent by usage row: counted in that day's and hour's usage credits as it is billed. */
   day: string;
+  hour: string;
   usage: [field: string, credits: number][];
 }
 
@@ -135,8 +140,8 @@ export function covers(l: Lease, q: QuotaQuery): boolean {
     q.nowMs >= l.windowStartMs &&
     q.nowMs >= l.periodStartMs &&
     q.nowMs < l.periodEndMs &&
-    q.nowMs >= l.dayStartMs &&
-    q.nowMs < l.dayEndMs &&
+    q.nowMs >= l.hourStartMs &&
+    q.nowMs < l.hourEndMs &&
     l.rps === q.rps &&
     l.credits === q.credits &&
     l.period === q.period
@@ -152,7 +157,7 @@ export function spend(l: Lease, q: QuotaQuery): QuotaDecision {
   l.allowance -= fromAllowance;
   l.topup -= fromTopup;
   if (q.cost > 0 && q.keyId !== undefined) {
-    const routes = rowOf(l, q.keyId, q.chain ?? 'none');
+    const routes = rowOf(l, q.keyId, q.usageAccount ?? '', q.chain ?? 'none');
     const route = q.route ?? 'none';
     routes.set(route, (routes.get(route) ?? 0) + q.cost);
   }
@@ -180,6 +185,7 @@ export function settlement(l: Lease): Settlement {
     periodStartMs: l.periodStartMs,
     periodEndMs: l.periodEndMs,
     day: l.day,
+    hour: l.hour,
     usage: usageFields(l.usage),
   };
   l.usage = new Map();
@@ -232,23 +238,25 @@ export function emptyLease(account: string, terms: LeaseTerms, periodId: string,
     count: 0,
     free: 0,
     day: '',
-    dayStartMs: 0,
-    dayEndMs: 0,
+    hour: '',
+    hourStartMs: 0,
+    hourEndMs: 0,
     usage: new Map(),
   };
 }
 
-/** Gives the lease the UTC day of `nowMs`: the day of the call that granted it. */
-function setDay(l: Lease, nowMs: number): void {
-  if (nowMs >= l.dayStartMs && nowMs < l.dayEndMs) return;
+/** Gives the lease the UTC day and hour of `nowMs`: those of the call that granted it. */
+function setHour(l: Lease, nowMs: number): void {
+  if (nowMs >= l.hourStartMs && nowMs < l.hourEndMs) return;
   l.day = utcDay(nowMs);
-  l.dayStartMs = Date.parse(`${l.day}T00:00:00Z`);
-  l.dayEndMs = l.dayStartMs + DAY_MS;
+  l.hour = usageHour(nowMs);
+  l.hourStartMs = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
+  l.hourEndMs = l.hourStartMs + HOUR_MS;
 }
 
 /**
  * Makes `l` what the script granted (`grant`, reserved under `leaseId`) to a call that decided
- * `decided` requests under `terms` in `period`, at `nowMs` (whose UTC day the lease keeps). Returns the settlement of what `l` held before: a
+ * `decided` requests under `terms` in `period`, at `nowMs` (whose UTC day and hour the lease keeps). Returns the settlement of what `l` held before: a
  * lease another call was granted meanwhile is settled, one reservation per lease. Its unused
  * slots stay with the account's lease if they belong to the same window.
  */
@@ -278,23 +286,26 @@ export function renew(
   l.topup = l.grantedTopup = grant.topup;
   l.count = grant.count;
   l.free = grant.free;
-  setDay(l, nowMs);
+  setHour(l, nowMs);
   return before;
 }
 
 /**
  * Gives a refund back into the lease when the lease decided what it refunds (it is not billed
  * yet): the same period, no more than the lease spent from each bucket, and, for a refund of a
- * usage row, the lease's day and no more than it spent on that row. False when it belongs in Redis.
+ * usage row, the lease's hour and no more than it spent on that row. False when it belongs in Redis.
  */
 export function giveBack(l: Lease, r: Refund): boolean {
   const toAllowance = r.amount - r.fromTopup;
   if (l.periodId !== r.periodId || l.grantedAllowance - l.allowance < toAllowance || l.grantedTopup - l.topup < r.fromTopup) return false;
   const u = r.usage;
   if (u !== undefined) {
-    const routes = l.usage.get(u.keyId)?.get(u.chain);
+    const routes = l.usage
+      .get(u.keyId)
+      ?.get(u.account ?? '')
+      ?.get(u.chain);
     const spent = routes?.get(u.route) ?? 0;
-    if (routes === undefined || u.nowMs < l.dayStartMs || u.nowMs >= l.dayEndMs || spent < r.amount) return false;
+    if (routes === undefined || u.nowMs < l.hourStartMs || u.nowMs >= l.hourEndMs || spent < r.amount) return false;
     routes.set(u.route, spent - r.amount);
   }
   l.allowance += toAllowance;

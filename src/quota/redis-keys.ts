@@ -33,23 +33,31 @@ const escapePart = (s: string) => s.replace(/[%|\r\n]/g, (c) => `%${c.charCodeAt
 
 /**
  * A usage row's field in an account's usage credits of a day (QuotaKeys.usageCredits): the key's
- * id, the chain and the route, each with `%`, `|` and line ends escaped, so that the three split
- * back apart and a call's record (redis-scripts.ts) can list fields one a line.
+ * id, the chain and the route, and the row's account (UsageRow.account) only when it has one (three
+ * parts: none, as gateways before rows recorded accounts wrote them all), each with `%`, `|` and
+ * line ends escaped, so that the parts split back apart and a call's record (redis-scripts.ts) can
+ * list fields one a line.
  */
-export function usageCreditField(keyId: string, chain: string, route: string): string {
-  return `${escapePart(keyId)}|${escapePart(chain)}|${escapePart(route)}`;
+export function usageCreditField(keyId: string, chain: string, route: string, account = ''): string {
+  const field = `${escapePart(keyId)}|${escapePart(chain)}|${escapePart(route)}`;
+  return account === '' ? field : `${field}|${escapePart(account)}`;
 }
 
-/** The key's id, chain and route of a usage credits field; undefined for one this store did not write. */
-export function parseUsageCreditField(field: string): { keyId: string; chain: string; route: string } | undefined {
+/** The key's id, account, chain and route of a usage credits field; undefined for one this store did not write. */
+export function parseUsageCreditField(field: string): { keyId: string; account: string; chain: string; route: string } | undefined {
   const parts = field.split('|');
-  if (parts.length !== 3) return undefined;
+  if (parts.length !== 3 && parts.length !== 4) return undefined;
   try {
-    const [keyId = '', chain = '', route = ''] = parts.map(decodeURIComponent);
-    return { keyId, chain, route };
+    const [keyId = '', chain = '', route = '', account = ''] = parts.map(decodeURIComponent);
+    return { keyId, account, chain, route };
   } catch {
     return undefined;
   }
+}
+
+/** The UTC hour of an instant as the hourly usage credits name it (QuotaKeys.usageHourCredits): `00` to `23`. */
+export function usageHour(nowMs: number): string {
+  return new Date(nowMs).toISOString().slice(11, 13);
 }
 
 export class QuotaKeys {
@@ -98,11 +106,35 @@ export class QuotaKeys {
   }
 
   /**
+   * The same credits per UTC hour of the day (hash: `<HH>|<usageCreditField>` -> credits), counted
+   * by the same script calls as the day's, so that a day's hours sum to the day; kept
+   * `usage.hourlyRetentionDays` after the day (usage-credits.ts reads them).
+   */
+  usageHourCredits(account: string, day: string): string {
+    return `${this.prefix}{${account}}:usage-hours:${day}`;
+  }
+
+  /**
    * The accounts with usage credits on a UTC day (a set, in a slot of its own): how a report of
    * every key finds them. Each process adds an account before its first decision call of the day.
    */
   usageAccounts(day: string): string {
     return `${this.prefix}quota:usage-accounts:{${day}}`;
+  }
+
+  /** A SCAN pattern that finds every account's usage credits (usageCredits, usageHourCredits) and the usage accounts sets, among others. */
+  usagePattern(): string {
+    return `${this.prefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*usage*`;
+  }
+
+  /** The day a key of the usage credits is of (and whether it holds hours); undefined for any other key. */
+  usageDayOf(key: string): { day: string; hourly: boolean } | undefined {
+    if (!key.startsWith(this.prefix)) return undefined;
+    const rest = key.slice(this.prefix.length);
+    const credits = /^\{[^}]*\}:usage(-hours)?:(\d{4}-\d{2}-\d{2})$/.exec(rest);
+    if (credits) return { day: credits[2]!, hourly: credits[1] !== undefined };
+    const accounts = /^quota:usage-accounts:\{(\d{4}-\d{2}-\d{2})\}$/.exec(rest);
+    return accounts ? { day: accounts[1]!, hourly: false } : undefined;
   }
 
   /** Credits leases hold in a period, by lease. */

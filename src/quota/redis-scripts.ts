@@ -70,8 +70,8 @@ function encode<K extends { [P in keyof K]: string }, A extends { [P in keyof A]
  * Lua that settles a lease, given the locals its parts are bound to: if the period's
  * reservations still hold the lease's id, removes it and bills what the lease spent, from the
  * allowance (the credit key gets its ttl if it had none) and from bought credits, and counts it
- * in its day's usage credits, by usage row. Once: a second settlement finds no reservation.
- * Shared by the decision script and the settlement script.
+ * in its day's and its hour's usage credits, by usage row. Once: a second settlement finds no
+ * reservation. Shared by the decision script and the settlement script.
  */
 function settleLua(at: {
   reservations: string;
@@ -86,6 +86,9 @@ function settleLua(at: {
   usageKey: string;
   usage: string;
   usageTtl: string;
+  hourKey: string;
+  hour: string;
+  hourTtl: string;
 }): string {
   return `if ${at.id} ~= '' and redis.call('hdel', ${at.reservations}, ${at.id}) == 1 then
   if tonumber(${at.allowance}) > 0 then
@@ -93,19 +96,23 @@ function settleLua(at: {
     ${spendLua(at.twin, at.allowance, at.twinTtl)}
   end
   if tonumber(${at.bought}) > 0 then redis.call('decrby', ${at.topup}, ${at.bought}) end
-  ${usageLua(at.usageKey, at.usage, '', at.usageTtl)}
+  ${usageLua(at.usageKey, at.usage, '', at.usageTtl, at.hourKey, at.hour, at.hourTtl)}
 end`;
 }
 
 /**
  * Lua that adds to (`sign` '') or takes from (`sign` '-') a day's usage credits what `lines`
- * lists, one usage row a line: `<credits> <field>` (encodeUsage), giving the hash `ttl` if it has none.
+ * lists, one usage row a line: `<credits> <field>` (encodeUsage), and the same to the hour's
+ * (`<hour>|<field>` in the day's hourly hash), giving each hash its ttl if it has none.
  */
-function usageLua(usageKey: string, lines: string, sign: '' | '-', ttl: string): string {
+function usageLua(usageKey: string, lines: string, sign: '' | '-', ttl: string, hourKey: string, hour: string, hourTtl: string): string {
+  const amount = sign === '' ? 'amount' : "'-' .. amount";
   return `for amount, field in string.gmatch(${lines}, '(%d+) ([^\\n]+)') do
-    redis.call('hincrby', ${usageKey}, field, ${sign === '' ? 'amount' : "'-' .. amount"})
+    redis.call('hincrby', ${usageKey}, field, ${amount})
+    redis.call('hincrby', ${hourKey}, ${hour} .. '|' .. field, ${amount})
   end
-  if ${lines} ~= '' and redis.call('pttl', ${usageKey}) < 0 then redis.call('pexpire', ${usageKey}, ${ttl}) end`;
+  if ${lines} ~= '' and redis.call('pttl', ${usageKey}) < 0 then redis.call('pexpire', ${usageKey}, ${ttl}) end
+  if ${lines} ~= '' and redis.call('pttl', ${hourKey}) < 0 then redis.call('pexpire', ${hourKey}, ${hourTtl}) end`;
 }
 
 /** Usage rows and their credits as a script reads them (usageLua): `<credits> <field>`, one a line. */
@@ -140,6 +147,9 @@ export interface DecideKeys {
   /** The usage credits of the call's day, and of the settled lease's day (redis-keys.ts, usageCredits). */
   usageKey: string;
   backUsageKey: string;
+  /** The same days' hourly usage credits (redis-keys.ts, usageHourCredits). */
+  usageHourKey: string;
+  backUsageHourKey: string;
 }
 
 export interface DecideArgs {
@@ -174,6 +184,11 @@ export interface DecideArgs {
   /** The ttl the usage credits get when they have none (the day's end plus the usage retention), for the call's day and the settled lease's. */
   usageTtlMs: number;
   backUsageTtlMs: number;
+  /** The call's UTC hour and the settled lease's (`00`-`23`, redis-keys.ts usageHour), and the ttl their days' hourly usage credits get when they have none. */
+  usageHour: string;
+  backUsageHour: string;
+  usageHourTtlMs: number;
+  backUsageHourTtlMs: number;
   /** What the settled lease spent, by usage row (encodeUsage). */
   backUsage: string;
   /**
@@ -200,6 +215,8 @@ const DECIDE_KEYS: Positions<DecideKeys> = {
   callKey: 'as-is',
   usageKey: 'as-is',
   backUsageKey: 'as-is',
+  usageHourKey: 'as-is',
+  backUsageHourKey: 'as-is',
 };
 
 const DECIDE_ARGV: Positions<Omit<DecideArgs, 'costs' | 'fields'>> = {
@@ -222,6 +239,10 @@ const DECIDE_ARGV: Positions<Omit<DecideArgs, 'costs' | 'fields'>> = {
   callRecordMs: 'as-is',
   usageTtlMs: 'as-is',
   backUsageTtlMs: 'as-is',
+  usageHour: 'as-is',
+  backUsageHour: 'as-is',
+  usageHourTtlMs: 'as-is',
+  backUsageHourTtlMs: 'as-is',
   backUsage: 'as-is',
   redoWindowStartMs: 'tonumber',
   redoSlots: 'tonumber',
@@ -299,7 +320,7 @@ else
   if backSlots > 0 and backWindowStartMs == start then base = math.max(base - backSlots, 0) end
   if redoSlots > 0 and redoWindowStartMs == start then base = math.max(base - redoSlots, 0) end
 end
-${settleLua({ reservations: 'backReservationsKey', credits: 'backCreditsKey', twin: 'backTwinCreditsKey', topup: 'topupKey', id: 'backId', allowance: 'backAllowance', bought: 'backTopup', ttl: 'creditKeyTtlMs', twinTtl: 'backTwinKeyTtlMs', usageKey: 'backUsageKey', usage: 'backUsage', usageTtl: 'backUsageTtlMs' })}
+${settleLua({ reservations: 'backReservationsKey', credits: 'backCreditsKey', twin: 'backTwinCreditsKey', topup: 'topupKey', id: 'backId', allowance: 'backAllowance', bought: 'backTopup', ttl: 'creditKeyTtlMs', twinTtl: 'backTwinKeyTtlMs', usageKey: 'backUsageKey', usage: 'backUsage', usageTtl: 'backUsageTtlMs', hourKey: 'backUsageHourKey', hour: 'backUsageHour', hourTtl: 'backUsageHourTtlMs' })}
 local reservedAllowance = 0
 local reservedTopup = 0
 local held = redis.call('hgetall', reservationsKey)
@@ -381,9 +402,11 @@ if fromAllowanceAll > 0 or fromTopupAll > 0 then
   local record = string.format('%d:%d', fromAllowanceAll, fromTopupAll)
   for _, field in ipairs(usageFields) do
     redis.call('hincrby', usageKey, field, usage[field])
+    redis.call('hincrby', usageHourKey, usageHour .. '|' .. field, usage[field])
     record = record .. string.format('\\n%d ', usage[field]) .. field
   end
   if #usageFields > 0 and redis.call('pttl', usageKey) < 0 then redis.call('pexpire', usageKey, usageTtlMs) end
+  if #usageFields > 0 and redis.call('pttl', usageHourKey) < 0 then redis.call('pexpire', usageHourKey, usageHourTtlMs) end
   redis.call('set', callKey, record, 'PX', callRecordMs)
 end
 ${appendLua(DECIDE_GRANT, '')}
@@ -452,8 +475,9 @@ export interface SettleKeys {
   topupKey: string;
   /** The period's reservations. */
   reservationsKey: string;
-  /** The usage credits of the lease's day. */
+  /** The usage credits of the lease's day, and their hours'. */
   usageKey: string;
+  usageHourKey: string;
 }
 
 export interface SettleArgs {
@@ -468,6 +492,9 @@ export interface SettleArgs {
   /** What the lease spent, by usage row (encodeUsage), and the ttl the day's usage credits get when they have none. */
   usage: string;
   usageTtlMs: number;
+  /** The lease's UTC hour (`00`-`23`), and the ttl its day's hourly usage credits get when they have none. */
+  usageHour: string;
+  usageHourTtlMs: number;
 }
 
 const SETTLE_KEYS: Positions<SettleKeys> = {
@@ -476,6 +503,7 @@ const SETTLE_KEYS: Positions<SettleKeys> = {
   topupKey: 'as-is',
   reservationsKey: 'as-is',
   usageKey: 'as-is',
+  usageHourKey: 'as-is',
 };
 const SETTLE_ARGV: Positions<SettleArgs> = {
   id: 'as-is',
@@ -485,6 +513,8 @@ const SETTLE_ARGV: Positions<SettleArgs> = {
   twinKeyTtlMs: 'as-is',
   usage: 'as-is',
   usageTtlMs: 'as-is',
+  usageHour: 'as-is',
+  usageHourTtlMs: 'as-is',
 };
 const SETTLE_KEY_ORDER = order(SETTLE_KEYS);
 const SETTLE_ARG_ORDER = order(SETTLE_ARGV);
@@ -492,7 +522,7 @@ const SETTLE_ARG_ORDER = order(SETTLE_ARGV);
 // Bills only if the reservation is still there (then removes it): once.
 const SETTLE_LUA = `
 ${prologue(SETTLE_KEYS, SETTLE_ARGV)}
-${settleLua({ reservations: 'reservationsKey', credits: 'creditsKey', twin: 'twinCreditsKey', topup: 'topupKey', id: 'id', allowance: 'allowance', bought: 'topup', ttl: 'creditKeyTtlMs', twinTtl: 'twinKeyTtlMs', usageKey: 'usageKey', usage: 'usage', usageTtl: 'usageTtlMs' })}
+${settleLua({ reservations: 'reservationsKey', credits: 'creditsKey', twin: 'twinCreditsKey', topup: 'topupKey', id: 'id', allowance: 'allowance', bought: 'topup', ttl: 'creditKeyTtlMs', twinTtl: 'twinKeyTtlMs', usageKey: 'usageKey', usage: 'usage', usageTtl: 'usageTtlMs', hourKey: 'usageHourKey', hour: 'usageHour', hourTtl: 'usageHourTtlMs' })}
 return 0
 `;
 
@@ -509,8 +539,9 @@ export interface RefundKeys {
   topupKey: string;
   /** The refund's marker: present once it was applied. */
   markerKey: string;
-  /** The usage credits of the refunded decision's day. */
+  /** The usage credits of the refunded decision's day, and their hours'. */
   usageKey: string;
+  usageHourKey: string;
 }
 
 export interface RefundArgs {
@@ -522,6 +553,8 @@ export interface RefundArgs {
   markerMs: number;
   /** The refunded decision's usage row ('' for none): what is given back is taken off it. */
   usageField: string;
+  /** The same row in the hourly usage credits: `<HH>|<usageField>` ('' for none). */
+  usageHourField: string;
 }
 
 const REFUND_KEYS: Positions<RefundKeys> = {
@@ -530,8 +563,15 @@ const REFUND_KEYS: Positions<RefundKeys> = {
   topupKey: 'as-is',
   markerKey: 'as-is',
   usageKey: 'as-is',
+  usageHourKey: 'as-is',
 };
-const REFUND_ARGV: Positions<RefundArgs> = { toAllowance: 'as-is', toTopup: 'as-is', markerMs: 'as-is', usageField: 'as-is' };
+const REFUND_ARGV: Positions<RefundArgs> = {
+  toAllowance: 'as-is',
+  toTopup: 'as-is',
+  markerMs: 'as-is',
+  usageField: 'as-is',
+  usageHourField: 'as-is',
+};
 const REFUND_KEY_ORDER = order(REFUND_KEYS);
 const REFUND_ARG_ORDER = order(REFUND_ARGV);
 
@@ -552,6 +592,7 @@ if tonumber(toTopup) > 0 then
   back = back + tonumber(toTopup)
 end
 if back > 0 and usageField ~= '' then redis.call('hincrby', usageKey, usageField, -back) end
+if back > 0 and usageHourField ~= '' then redis.call('hincrby', usageHourKey, usageHourField, -back) end
 return 0
 `;
 
@@ -568,13 +609,16 @@ export interface VoidKeys {
   twinCreditsKey: string;
   topupKey: string;
   reservationsKey: string;
-  /** The usage credits of the call's day. */
+  /** The usage credits of the call's day, and their hours'. */
   usageKey: string;
+  usageHourKey: string;
 }
 
 export interface VoidArgs {
   /** The lease the call may have granted ('' for none): its reservation is dropped. */
   leaseId: string;
+  /** The call's UTC hour (`00`-`23`): its usage rows are taken off that hour's credits too. */
+  usageHour: string;
   /** How long the record of the void is kept. */
   callRecordMs: number;
 }
@@ -586,8 +630,9 @@ const VOID_KEYS: Positions<VoidKeys> = {
   topupKey: 'as-is',
   reservationsKey: 'as-is',
   usageKey: 'as-is',
+  usageHourKey: 'as-is',
 };
-const VOID_ARGV: Positions<VoidArgs> = { leaseId: 'as-is', callRecordMs: 'as-is' };
+const VOID_ARGV: Positions<VoidArgs> = { leaseId: 'as-is', usageHour: 'as-is', callRecordMs: 'as-is' };
 const VOID_KEY_ORDER = order(VOID_KEYS);
 const VOID_ARG_ORDER = order(VOID_ARGV);
 
@@ -607,7 +652,7 @@ if not a then return 0 end
 -- The usage rows it billed are taken off as well (DECIDE_LUA lists them in its record), but not
 -- when its period's counter is gone: then what it took from the allowance is not given back either.
 if tonumber(a) == 0 or redis.call('exists', creditsKey) == 1 then
-  ${usageLua('usageKey', 'rows', '-', '1')}
+  ${usageLua('usageKey', 'rows', '-', '1', 'usageHourKey', 'usageHour', '1')}
 end
 if tonumber(a) > 0 and redis.call('exists', creditsKey) == 1 then redis.call('decrby', creditsKey, a) end
 if tonumber(a) > 0 and redis.call('exists', twinCreditsKey) == 1 then redis.call('decrby', twinCreditsKey, a) end

@@ -60,7 +60,7 @@ import {
   type Settlement,
 } from './lease.js';
 import { DAY_MS, utcDay } from '../store/day.js';
-import { CALL_RECORD_MS, creditKeyTtlMs, QuotaKeys, RATE_KEY_TTL_MS, usageCreditField } from './redis-keys.js';
+import { CALL_RECORD_MS, creditKeyTtlMs, QuotaKeys, RATE_KEY_TTL_MS, usageCreditField, usageHour } from './redis-keys.js';
 import { encodeUsage, QuotaScripts, type DecideReply } from './redis-scripts.js';
 import { RECALL_HOLD_MS, RecallChannel } from './recall.js';
 import type { UsageQuery, UsageRow } from '../store/types.js';
@@ -74,7 +74,7 @@ import {
   type QuotaStore,
   type Refund,
 } from './types.js';
-import { listUsageCredits } from './usage-credits.js';
+import { listUsageCredits, pruneUsageCredits } from './usage-credits.js';
 import { RATE_WINDOW_MS } from './window.js';
 
 export { LEASE_GRACE_MS, LEASE_MAX_REQUESTS, LEASE_MIN_REQUESTS, LEASE_SHARE, LEASE_SWEEP_MS } from './lease.js';
@@ -105,8 +105,9 @@ interface Void {
   /** The twin period the call's debit also counted in (period.ts). */
   twinId: string;
   leaseId: string;
-  /** The call's day: the usage credits it counted in. */
+  /** The call's day and hour: the usage credits it counted in. */
   day: string;
+  hour: string;
 }
 
 /** A refund Redis has not taken yet: sent again, under its id, until it does. */
@@ -134,6 +135,8 @@ export interface RedisQuotaOptions {
   subscriber?: () => RedisClient;
   /** How many days usage credits are kept after their day ends (`usage.retentionDays`); default 400. */
   retentionDays?: number;
+  /** How many days hourly usage credits are kept after their day ends (`usage.hourlyRetentionDays`); default 35. */
+  hourlyRetentionDays?: number;
 }
 
 export class RedisQuotaStore implements QuotaStore {
@@ -170,6 +173,7 @@ export class RedisQuotaStore implements QuotaStore {
   private readonly recalling = new Set<string>();
   private readonly answered = new Map<string, (() => void)[]>();
   private readonly retentionMs: number;
+  private readonly hourlyRetentionMs: number;
   /** The accounts this process added to the day's usage accounts (indexUsage), and that day. */
   private indexed = new Set<string>();
   private indexedDay = '';
@@ -184,6 +188,7 @@ export class RedisQuotaStore implements QuotaStore {
     this.leasing = options.leases ?? true;
     this.now = options.now ?? Date.now;
     this.retentionMs = (options.retentionDays ?? 400) * DAY_MS;
+    this.hourlyRetentionMs = (options.hourlyRetentionDays ?? 35) * DAY_MS;
     this.recalls = options.subscriber && new RecallChannel(client, options.subscriber, this.keys.recallChannel(), this.recalled);
   }
 
@@ -246,7 +251,9 @@ export class RedisQuotaStore implements QuotaStore {
       }
     }
     batch.costs.push(q.cost);
-    batch.fields.push(q.keyId === undefined || q.cost === 0 ? '' : usageCreditField(q.keyId, q.chain ?? 'none', q.route ?? 'none'));
+    batch.fields.push(
+      q.keyId === undefined || q.cost === 0 ? '' : usageCreditField(q.keyId, q.chain ?? 'none', q.route ?? 'none', q.usageAccount ?? ''),
+    );
     return new Promise((resolve, reject) => batch.waiters.push({ resolve, reject }));
   }
 
@@ -272,6 +279,8 @@ export class RedisQuotaStore implements QuotaStore {
     const backTwin = back === undefined ? twin : settlementTwin(back);
     const callId = `${this.storeId}.${(this.callIds++).toString(36)}`;
     const day = utcDay(q.nowMs);
+    const hour = usageHour(q.nowMs);
+    const backDay = back?.day || day;
     this.indexUsage(a, day);
     if (this.leasing && !this.waiting.has(a)) this.waiting.set(a, []);
     this.scripts
@@ -287,7 +296,9 @@ export class RedisQuotaStore implements QuotaStore {
           backReservationsKey: this.keys.reservations(a, backPeriod),
           callKey: this.keys.call(a, callId),
           usageKey: this.keys.usageCredits(a, day),
-          backUsageKey: this.keys.usageCredits(a, back?.day || day),
+          backUsageKey: this.keys.usageCredits(a, backDay),
+          usageHourKey: this.keys.usageHourCredits(a, day),
+          backUsageHourKey: this.keys.usageHourCredits(a, backDay),
         },
         {
           nowMs: q.nowMs,
@@ -308,7 +319,11 @@ export class RedisQuotaStore implements QuotaStore {
           leaseDeadlineMs: leaseDeadlineMs(q.nowMs),
           callRecordMs: CALL_RECORD_MS,
           usageTtlMs: this.usageTtlMs(day, q.nowMs),
-          backUsageTtlMs: this.usageTtlMs(back?.day || day, q.nowMs),
+          backUsageTtlMs: this.usageTtlMs(backDay, q.nowMs),
+          usageHour: hour,
+          backUsageHour: back?.hour || hour,
+          usageHourTtlMs: this.usageHourTtlMs(day, q.nowMs),
+          backUsageHourTtlMs: this.usageHourTtlMs(backDay, q.nowMs),
           backUsage: back === undefined ? '' : encodeUsage(back.usage),
           redoWindowStartMs: b.redo?.windowStartMs ?? 0,
           redoSlots: b.redo?.slots ?? 0,
@@ -325,7 +340,7 @@ export class RedisQuotaStore implements QuotaStore {
           // lease it granted dropped, or, if Redis has not run it yet, it will do nothing. No
           // lease is trusted until Redis answers again.
           if (back !== undefined) this.owed.push(back);
-          void this.sendVoid({ account: a, callId, periodId: b.period.id, twinId: twin.id, leaseId, day });
+          void this.sendVoid({ account: a, callId, periodId: b.period.id, twinId: twin.id, leaseId, day, hour });
           this.retire(Number.POSITIVE_INFINITY);
           for (const w of b.waiters) w.reject(err);
           this.release(a);
@@ -432,8 +447,9 @@ export class RedisQuotaStore implements QuotaStore {
           topupKey: this.keys.topup(v.account),
           reservationsKey: this.keys.reservations(v.account, v.periodId),
           usageKey: this.keys.usageCredits(v.account, v.day),
+          usageHourKey: this.keys.usageHourCredits(v.account, v.day),
         },
-        { leaseId: v.leaseId, callRecordMs: CALL_RECORD_MS },
+        { leaseId: v.leaseId, usageHour: v.hour, callRecordMs: CALL_RECORD_MS },
       )
       .then(
         () => undefined,
@@ -448,6 +464,8 @@ export class RedisQuotaStore implements QuotaStore {
   private sendRefund(o: OwedRefund): Promise<void> {
     const r = o.refund;
     const u = r.usage;
+    const at = u?.nowMs ?? this.lastDecisionMs;
+    const field = u === undefined ? '' : usageCreditField(u.keyId, u.chain, u.route, u.account ?? '');
     return this.scripts
       .refund(
         {
@@ -455,13 +473,15 @@ export class RedisQuotaStore implements QuotaStore {
           twinCreditsKey: this.keys.credits(r.account, o.twinId),
           topupKey: this.keys.topup(r.account),
           markerKey: this.keys.refund(r.account, o.id),
-          usageKey: this.keys.usageCredits(r.account, utcDay(u?.nowMs ?? this.lastDecisionMs)),
+          usageKey: this.keys.usageCredits(r.account, utcDay(at)),
+          usageHourKey: this.keys.usageHourCredits(r.account, utcDay(at)),
         },
         {
           toAllowance: r.amount - r.fromTopup,
           toTopup: r.fromTopup,
           markerMs: CALL_RECORD_MS,
-          usageField: u === undefined ? '' : usageCreditField(u.keyId, u.chain, u.route),
+          usageField: field,
+          usageHourField: field === '' ? '' : `${usageHour(at)}|${field}`,
         },
       )
       .then(() => undefined);
@@ -470,6 +490,11 @@ export class RedisQuotaStore implements QuotaStore {
   /** When a day's usage credits expire: `usage.retentionDays` after the day ends. */
   private usageTtlMs(day: string, nowMs: number): number {
     return Math.max(Date.parse(`${day}T00:00:00Z`) + DAY_MS + this.retentionMs - nowMs, 1);
+  }
+
+  /** When a day's hourly usage credits expire: `usage.hourlyRetentionDays` after the day ends. */
+  private usageHourTtlMs(day: string, nowMs: number): number {
+    return Math.max(Date.parse(`${day}T00:00:00Z`) + DAY_MS + this.hourlyRetentionMs - nowMs, 1);
   }
 
   /**
@@ -506,6 +531,7 @@ export class RedisQuotaStore implements QuotaStore {
           topupKey: this.keys.topup(s.account),
           reservationsKey: this.keys.reservations(s.account, s.periodId),
           usageKey: this.keys.usageCredits(s.account, s.day),
+          usageHourKey: this.keys.usageHourCredits(s.account, s.day),
         },
         {
           id: s.id,
@@ -515,6 +541,8 @@ export class RedisQuotaStore implements QuotaStore {
           twinKeyTtlMs: creditKeyTtlMs(twin.endMs, this.now()),
           usage: encodeUsage(s.usage),
           usageTtlMs: this.usageTtlMs(s.day, this.now()),
+          usageHour: s.hour,
+          usageHourTtlMs: this.usageHourTtlMs(s.day, this.now()),
         },
       )
       .then(
@@ -676,6 +704,11 @@ export class RedisQuotaStore implements QuotaStore {
   /** The credits billed per usage row (usage-credits.ts). */
   usageCredits(q: UsageQuery, accounts?: readonly string[]): Promise<UsageRow[]> {
     return listUsageCredits(this.client, this.keys, q, accounts);
+  }
+
+  /** Forgets the usage credits of days before `beforeDay`, and the hourly ones of days before `hoursBeforeDay` (usage-credits.ts). */
+  pruneUsageCredits(beforeDay: string, hoursBeforeDay: string): Promise<void> {
+    return pruneUsageCredits(this.client, this.keys, beforeDay, hoursBeforeDay);
   }
 
   /** Settles every lease (the client is shared, the cache tier's too: its owner closes it). */

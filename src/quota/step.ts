@@ -14,6 +14,8 @@ export interface QuotaSubject {
   readonly account: string;
   /** The key's id, as usage rows name it (keys/ring.ts). */
   readonly id?: string;
+  /** The key's account as usage rows record it ('' for none; keys/ring.ts). */
+  readonly usageAccount?: string;
   readonly plan: { readonly rps: number; readonly credits: number; readonly period: Period };
 }
 
@@ -49,7 +51,18 @@ export class QuotaStep {
     try {
       // The usage row's names ride in the query (no object of their own): a store joined to the
       // usage recorder counts the credits there as it bills them (memory.ts).
-      return this.store.decide({ account: key.account, rps, credits, period, cost, nowMs, keyId: key.id, chain, route });
+      return this.store.decide({
+        account: key.account,
+        rps,
+        credits,
+        period,
+        cost,
+        nowMs,
+        keyId: key.id,
+        usageAccount: key.usageAccount,
+        chain,
+        route,
+      });
     } catch (err) {
       return this.storeFailed(err);
     }

@@ -31,6 +31,8 @@ export interface QuotaQuery {
    * counts them when it bills them (memory.ts, joined to the usage recorder); others ignore them.
    */
   keyId?: string | undefined;
+  /** The usage row's account (UsageRow.account: the key's `acc_...`, '' for none); not `account` above, the ledger's. */
+  usageAccount?: string | undefined;
   chain?: string | undefined;
   route?: string | undefined;
 }
@@ -39,6 +41,8 @@ export interface QuotaQuery {
 export interface UsageRowRef {
   nowMs: number;
   keyId: string;
+  /** The row's account (UsageRow.account), '' for none: not the ledger's (Refund.account). */
+  account: string;
   chain: string;
   route: string;
 }
@@ -110,6 +114,11 @@ export interface QuotaStore {
    * the accounts of `q.keyIds`, when all are known.
    */
   usageCredits?(q: UsageQuery, accounts?: readonly string[]): Promise<UsageRow[]>;
+  /**
+   * Forgets the usage credits this store counts (usageCredits) of days before `beforeDay`, and its
+   * hourly ones of days before `hoursBeforeDay`, as the records store prunes its usage rows.
+   */
+  pruneUsageCredits?(beforeDay: string, hoursBeforeDay: string): Promise<void>;
   /** Settles what this process decided locally and has not billed yet (redis.ts's leases), before a usage report. */
   settleLeases?(): Promise<void>;
   /** Reads what the store keeps across restarts, before the first decision (memory.ts's ledgers). */

@@ -21,7 +21,7 @@ export function finish(state: GatewayState, ctx: RequestContext, method: string,
       // All of it back, to the buckets it came from (a 5xx is all or nothing).
       const usage =
         ctx.chainId !== undefined && ctx.route !== undefined
-          ? { nowMs: ctx.nowMs, keyId: key.id, chain: ctx.chainId, route: ctx.route }
+          ? { nowMs: ctx.nowMs, keyId: key.id, account: key.usageAccount, chain: ctx.chainId, route: ctx.route }
           : undefined;
       state.quota.refund({ account: key.account, periodId: d.periodId, amount: d.billed, fromTopup: d.fromTopup, usage });
     }
@@ -29,6 +29,7 @@ export function finish(state: GatewayState, ctx: RequestContext, method: string,
   const { metrics } = state;
   metrics.request(ctx.chainId ?? 'none', ctx.route ?? 'none', ctx.status);
   if (key !== undefined) {
+    if (d !== undefined) state.alerts?.decided(key, d, ctx.status, ctx.nowMs);
     if (charged > 0) metrics.spent(key.planName, key.name, charged);
     if (ctx.status === 429) metrics.refused(key.planName, 'rate_limited');
     else if (ctx.status === 402) metrics.refused(key.planName, 'out_of_credits');
@@ -36,7 +37,7 @@ export function finish(state: GatewayState, ctx: RequestContext, method: string,
   const named = ctx.identified;
   if (state.usage !== undefined && named !== undefined && ctx.route !== undefined && ctx.chainId !== undefined) {
     const hit = ctx.cache === 'HIT' || ctx.cache === 'STALE';
-    state.usage.record(ctx.nowMs, named.id, ctx.chainId, ctx.route, ctx.status, charged, hit);
+    state.usage.record(ctx.nowMs, named.id, named.usageAccount, ctx.chainId, ctx.route, ctx.status, charged, hit);
   }
   state.accessLog?.(ctx, method, url);
 }

@@ -197,8 +197,15 @@ function refuseQuota(
   const spec = ERRORS[code];
   let refunded = 0;
   decided.decisions.forEach((d, i) => {
+    if (d?.outcome === 'out_of_credits') state.alerts?.decided(key, d, 402, ctx.nowMs);
     if (d === undefined || d.billed === 0) return;
-    const usage = { nowMs: ctx.nowMs, keyId: key.id, chain: ctx.chainId ?? 'none', route: slots[i]?.route ?? 'rpc' };
+    const usage = {
+      nowMs: ctx.nowMs,
+      keyId: key.id,
+      account: key.usageAccount,
+      chain: ctx.chainId ?? 'none',
+      route: slots[i]?.route ?? 'rpc',
+    };
     state.quota.refund({ account: key.account, periodId: d.periodId, amount: d.billed, fromTopup: d.fromTopup, usage });
     refunded += d.billed;
   });
@@ -259,12 +266,13 @@ function settle(state: GatewayState, ctx: RequestContext, key: ApiKey, slot: Slo
   let charged = d?.billed ?? 0;
   let refunded = 0;
   if (d !== undefined && d.billed > 0 && slot.status >= 500) {
-    const usage = { nowMs: ctx.nowMs, keyId: key.id, chain: ctx.chainId ?? 'none', route: slot.route };
+    const usage = { nowMs: ctx.nowMs, keyId: key.id, account: key.usageAccount, chain: ctx.chainId ?? 'none', route: slot.route };
     state.quota.refund({ account: key.account, periodId: d.periodId, amount: d.billed, fromTopup: d.fromTopup, usage });
     refunded = d.billed;
     charged = 0;
   }
   if (charged > 0) state.metrics.spent(key.planName, key.name, charged);
+  if (d !== undefined) state.alerts?.decided(key, d, slot.status, ctx.nowMs);
   recordCall(state, ctx, key, slot.route, slot.status, charged, slot.cache === 'HIT' || slot.cache === 'STALE');
   return refunded;
 }
@@ -280,5 +288,5 @@ function recordCall(
 ): void {
   const chainId = ctx.chainId ?? 'none';
   state.metrics.request(chainId, route, status);
-  state.usage?.record(ctx.nowMs, key.id, chainId, route, status, charged, hit);
+  state.usage?.record(ctx.nowMs, key.id, key.usageAccount, chainId, route, status, charged, hit);
 }

@@ -15,6 +15,7 @@ import type { QuotaStep } from '../quota/step.js';
 import type { Resolver } from '../routes/resolver.js';
 import type { ChainUpstreams } from '../upstream/client.js';
 import type { UsageRecorder } from '../usage/recorder.js';
+import type { CreditAlerts } from '../webhooks/credits.js';
 import type { RequestContext } from './context.js';
 
 /** Writes one line for a finished request (app/access-log.ts); finish() calls it. `url` is the request target as sent. */
@@ -52,4 +53,6 @@ export interface GatewayState {
   cors: CorsPolicy;
   /** Wrong keys per client address and the addresses they blocked (`security.badKeys`); one for the process, a reload reconfigures it. */
   badKeys: BadKeys;
+  /** Told each decision when its request ends, for the credit webhooks (webhooks/credits.ts). */
+  alerts: CreditAlerts | undefined;
 }

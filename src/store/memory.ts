@@ -1,8 +1,7 @@
 // The records in this process's memory: gone when it stops. For tests and trials (`storage.path:
 // ':memory:'` is SQLite's own in-memory database; this one needs no native addon), and the
 // simplest reading of the contract every backend runs (test/contracts/store.test.ts).
-import { dayStartMs } from './day.js';
-import { copyKeyRecord, copyObject, copyUsageRow, COUNTERS } from './records.js';
+import { checkUsageDelta, compareUsageRows, copyKeyRecord, copyObject, copyUsageRow, COUNTERS, usageRowId } from './records.js';
 import type {
   AuditEntry,
   AuditStore,
@@ -18,11 +17,20 @@ import type {
   UsageStore,
 } from './types.js';
 import { objectNotice } from './types.js';
+import type { OutboxStore } from './outbox.js';
+import { MemoryOutbox } from './outbox-memory.js';
 
 /** How long a usage batch's id is remembered, ms: as the other backends do. */
 const BATCH_MEMORY_MS = 3_600_000;
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+/** Adds a row's counts to the stored row of its identity. */
+function add(rows: Map<string, UsageRow>, r: UsageRow): void {
+  const id = usageRowId(r);
+  const stored = rows.get(id);
+  if (stored) for (const c of COUNTERS) stored[c] = (stored[c] ?? 0) + (r[c] ?? 0);
+  else rows.set(id, r);
+}
 /** As the other backends refuse one: an instant that is not a non-negative integer of ms. */
 function checkAudit(e: AuditEntry): RangeError | undefined {
   if (!Number.isSafeInteger(e.at) || e.at < 0) return new RangeError(`audit instant must be a non-negative integer: ${e.at}`);
@@ -37,9 +45,12 @@ export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, L
   readonly audit = this;
   readonly usage = this;
   readonly ledgers = this;
+  /** The webhook outbox, in this process's memory (store/outbox-memory.ts). */
+  readonly outbox: OutboxStore = new MemoryOutbox();
   private readonly records = new Map<string, KeyRecord>();
   private readonly entries: AuditEntry[] = [];
   private readonly rows = new Map<string, UsageRow>();
+  private readonly hours = new Map<string, UsageRow>();
   private readonly batches = new Map<string, number>();
   private readonly ledgerRows = new Map<string, LedgerRow>();
   private readonly watchers: ((id: string) => void)[] = [];
@@ -151,38 +162,46 @@ export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, L
   }
 
   addUsage(rows: readonly UsageRow[], batchId: string): Promise<void> {
-    for (const r of rows) if (dayStartMs(r.day) === undefined) return Promise.reject(new RangeError(`not a day (YYYY-MM-DD): ${r.day}`));
+    try {
+      for (const r of rows) checkUsageDelta(r);
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
     const at = this.now();
     for (const [id, seen] of this.batches) if (seen < at - BATCH_MEMORY_MS) this.batches.delete(id);
     if (rows.length === 0 || this.batches.has(batchId)) return Promise.resolve();
     this.batches.set(batchId, at);
     for (const r of rows) {
-      const id = JSON.stringify([r.day, r.keyId, r.chain, r.route]);
-      const stored = this.rows.get(id);
-      if (stored) for (const c of COUNTERS) stored[c] = (stored[c] ?? 0) + (r[c] ?? 0);
-      else this.rows.set(id, copyUsageRow(r));
+      // Its daily row, and its hourly row: both from the same counts, in the same step.
+      const { hour, ...daily } = copyUsageRow(r);
+      add(this.rows, daily);
+      if (hour !== undefined) add(this.hours, { ...daily, hour });
     }
     return Promise.resolve();
   }
 
   listUsage(query: UsageQuery): Promise<UsageRow[]> {
-    const found = [...this.rows.values()]
+    const found = [...(query.granularity === 'hour' ? this.hours : this.rows).values()]
       .filter(
         (r) =>
           r.day >= query.from &&
           r.day <= query.to &&
           (query.keyIds === undefined || query.keyIds.has(r.keyId)) &&
+          (query.accounts === undefined || query.accounts.has(r.account)) &&
           (query.chain === undefined || r.chain === query.chain) &&
           (query.route === undefined || r.route === query.route),
       )
       .map((r) => ({ ...r }));
-    return Promise.resolve(
-      found.sort((a, b) => compare(a.day, b.day) || compare(a.keyId, b.keyId) || compare(a.chain, b.chain) || compare(a.route, b.route)),
-    );
+    return Promise.resolve(found.sort(compareUsageRows));
   }
 
   pruneUsage(beforeDay: string): Promise<void> {
     for (const [id, r] of this.rows) if (r.day < beforeDay) this.rows.delete(id);
+    return this.pruneHourlyUsage(beforeDay);
+  }
+
+  pruneHourlyUsage(beforeDay: string): Promise<void> {
+    for (const [id, r] of this.hours) if (r.day < beforeDay) this.hours.delete(id);
     return Promise.resolve();
   }
 

@@ -20,6 +20,8 @@ export interface StorageOptions {
   redis?: { client: RedisClient; prefix: string; subscriber: () => RedisClient } | undefined;
   /** How many days usage rows are kept. */
   retentionDays: number;
+  /** How many days hourly usage rows are kept. */
+  hourlyRetentionDays?: number | undefined;
   now: () => number;
   log?: { warn(obj: object, msg: string): void } | undefined;
 }
@@ -38,7 +40,12 @@ const BACKENDS: readonly Backend[] = [
   },
   {
     chosen: (o) => o.redis !== undefined,
-    open: (o) => new RedisStore(o.redis!.client, o.redis!.prefix, o.redis!.subscriber, { retentionDays: o.retentionDays, now: o.now }),
+    open: (o) =>
+      new RedisStore(o.redis!.client, o.redis!.prefix, o.redis!.subscriber, {
+        retentionDays: o.retentionDays,
+        hourlyRetentionDays: o.hourlyRetentionDays,
+        now: o.now,
+      }),
   },
   { chosen: () => true, open: (o) => new SqliteStore(o.path, o.now) },
 ];

@@ -28,8 +28,8 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { ClientConfig, PoolClient, PoolConfig } from 'pg';
-import { dayStartMs } from './day.js';
-import { copyTerms, copyUsageRow, COUNTERS, termsJson } from './records.js';
+import { dayStartMs, hourName, hourOfDay } from './day.js';
+import { checkUsageDelta, compareUsageRows, copyTerms, copyUsageRow, COUNTERS, termsJson, usageRowId } from './records.js';
 import type {
   AuditEntry,
   AuditStore,
@@ -47,9 +47,11 @@ import type {
   UsageStore,
 } from './types.js';
 import { objectNotice, withOutcomeUnknown } from './types.js';
+import type { OutboxStore } from './outbox.js';
+import { PostgresOutbox, postgresOutboxMigration } from './outbox-postgres.js';
 
 /** The newest schema version this code writes and reads: the number of MIGRATIONS. */
-export const POSTGRES_SCHEMA_VERSION = 6;
+export const POSTGRES_SCHEMA_VERSION = 8;
 
 /** A new connection that is not up by then fails (the pool's connectionTimeoutMillis). */
 const CONNECT_TIMEOUT_MS = 2_000;
@@ -211,6 +213,38 @@ ALTER TABLE ${s}.usage
   ADD COLUMN forbidden bigint NOT NULL DEFAULT 0,
   ADD COLUMN client_errors bigint NOT NULL DEFAULT 0;
 `,
+  // Version 7: the account a usage row was counted under (store/types.ts UsageRow.account), part
+  // of the row's identity ('' in the rows there are: none recorded), and the hourly rows
+  // (usage_hours: the same counts per UTC hour, 0-23 of the day). The primary key is made again
+  // with the account; a gateway of version 6 still running then fails its usage writes (its
+  // ON CONFLICT names the old key) and keeps them in memory: stop the old gateways of a schema
+  // before the first new one starts, as for version 2.
+  (s) => `
+ALTER TABLE ${s}.usage ADD COLUMN account text COLLATE "C" NOT NULL DEFAULT '';
+ALTER TABLE ${s}.usage DROP CONSTRAINT usage_pkey;
+ALTER TABLE ${s}.usage ADD CONSTRAINT usage_pkey PRIMARY KEY (day, key_id, chain, route, account);
+CREATE TABLE ${s}.usage_hours (
+  day date NOT NULL,
+  hour smallint NOT NULL CHECK (hour BETWEEN 0 AND 23), -- UTC
+  key_id text COLLATE "C" NOT NULL,
+  account text COLLATE "C" NOT NULL,
+  chain text COLLATE "C" NOT NULL,
+  route text COLLATE "C" NOT NULL,
+  requests bigint NOT NULL,
+  credits bigint NOT NULL,
+  cache_hits bigint NOT NULL,
+  refused bigint NOT NULL,
+  errors bigint NOT NULL,
+  rate_limited bigint NOT NULL,
+  out_of_credits bigint NOT NULL,
+  forbidden bigint NOT NULL,
+  client_errors bigint NOT NULL,
+  PRIMARY KEY (day, hour, key_id, chain, route, account)
+);
+CREATE INDEX usage_hours_key_day ON ${s}.usage_hours (key_id, day);
+`,
+  // Version 8: the webhook outbox's deliveries (store/outbox-postgres.ts).
+  postgresOutboxMigration,
 ];
 
 const sealWith = (secret: Buffer, account: string): string => createHmac('sha256', secret).update(account, 'utf8').digest('hex');
@@ -308,7 +342,10 @@ interface AuditDbRow {
 
 interface UsageDbRow {
   day: string;
+  /** Hourly rows only (usage_hours). */
+  hour?: number;
   key_id: string;
+  account: string;
   chain: string;
   route: string;
   requests: string;
@@ -386,22 +423,34 @@ function auditParams(e: AuditEntry): unknown[] {
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
- * A batch's rows summed per day, key, chain and route (one upsert may not touch a row twice:
- * https://www.postgresql.org/docs/current/sql-insert.html#SQL-ON-CONFLICT), in one order shared by
- * every gateway, so that two batches at once lock their rows in the same order and never deadlock.
+ * A batch's rows summed per row of `table`: per day (or hour), key, account, chain and route (one
+ * upsert may not touch a row twice: https://www.postgresql.org/docs/current/sql-insert.html#SQL-ON-CONFLICT),
+ * in one order shared by every gateway, so that two batches at once lock their rows in the same
+ * order and never deadlock. The hourly sums leave out the rows without an hour.
  */
-function sumRows(rows: readonly UsageRow[]): UsageRow[] {
+function sumRows(rows: readonly UsageRow[], table: 'usage' | 'usage_hours'): UsageRow[] {
   const sums = new Map<string, UsageRow>();
   for (const r of rows) {
-    checkDay(r.day);
-    const id = JSON.stringify([r.day, r.keyId, r.chain, r.route]);
+    checkUsageDelta(r);
+    const { hour, ...daily } = copyUsageRow(r);
+    if (table === 'usage_hours' && hour === undefined) continue;
+    const row = table === 'usage' ? daily : { ...daily, hour };
+    const id = usageRowId(row);
     const sum = sums.get(id);
-    if (sum) for (const c of COUNTERS) sum[c] = (sum[c] ?? 0) + (r[c] ?? 0);
-    else sums.set(id, copyUsageRow(r));
+    if (sum) for (const c of COUNTERS) sum[c] = (sum[c] ?? 0) + (row[c] ?? 0);
+    else sums.set(id, row);
   }
-  return [...sums.values()].sort(
-    (a, b) => compare(a.day, b.day) || compare(a.keyId, b.keyId) || compare(a.chain, b.chain) || compare(a.route, b.route),
-  );
+  return [...sums.values()].sort(compareUsageRows);
+}
+
+/** A batch's sums for both tables: its daily rows and its hourly rows, written in one transaction. */
+interface BatchSums {
+  daily: UsageRow[];
+  hourly: UsageRow[];
+}
+
+function batchSums(rows: readonly UsageRow[]): BatchSums {
+  return { daily: sumRows(rows, 'usage'), hourly: sumRows(rows, 'usage_hours') };
 }
 
 export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore, LedgerStore {
@@ -411,6 +460,8 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
   readonly usage = this;
   /** Kept here only where no Redis keeps the quota counters (store/open.ts). */
   readonly ledgers: LedgerStore | undefined;
+  /** The webhook outbox, in this schema (store/outbox-postgres.ts). */
+  readonly outbox: OutboxStore;
   /** The schema holding the tables. */
   readonly schema: string;
   /** The application_name of the LISTEN connection, as pg_stat_activity shows it. */
@@ -445,6 +496,9 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
     this.now = options.now ?? Date.now;
     this.log = options.log ?? { warn: (obj, msg) => console.warn(msg, obj) };
     this.ledgers = options.ledgers ? this : undefined;
+    this.outbox = new PostgresOutbox(this.s, <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
+      this.query<R>(text, values),
+    );
     const base: ClientConfig = {
       connectionString: url,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
@@ -773,8 +827,8 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
    * then finds it). Ids older than BATCH_MEMORY_MS are forgotten on the way.
    */
   async addUsage(rows: readonly UsageRow[], batchId: string): Promise<void> {
-    const sums = sumRows(rows);
-    if (sums.length === 0) return;
+    const sums = batchSums(rows);
+    if (sums.daily.length === 0) return;
     await this.migrate();
     const at = this.now();
     await this.transaction(async (client) => {
@@ -783,77 +837,109 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
     });
   }
 
-  /** One batch's summed rows, inside a transaction; nothing when its id is there already (added before). */
-  private async addBatch(client: PoolClient, sums: readonly UsageRow[], batchId: string, at: number): Promise<void> {
+  /**
+   * One batch's summed rows, inside a transaction, to its daily rows and its hourly rows (two
+   * statements of the one transaction); nothing when its id is there already (added before).
+   */
+  private async addBatch(client: PoolClient, sums: BatchSums, batchId: string, at: number): Promise<void> {
     const { rowCount } = await client.query(`INSERT INTO ${this.s}.usage_batches (id, at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, [
       batchId,
       at,
     ]);
     if (!rowCount) return; // added before
+    await this.upsertUsage(client, 'usage', sums.daily);
+    if (sums.hourly.length > 0) await this.upsertUsage(client, 'usage_hours', sums.hourly);
+  }
+
+  /** Rows added to `table`'s, in one statement (arrays unnested into rows). */
+  private async upsertUsage(client: PoolClient, table: 'usage' | 'usage_hours', sums: readonly UsageRow[]): Promise<void> {
+    const hourly = table === 'usage_hours';
+    const identity = hourly ? ['day', 'hour', 'key_id', 'account', 'chain', 'route'] : ['day', 'key_id', 'account', 'chain', 'route'];
+    const types = hourly ? ['date', 'smallint', 'text', 'text', 'text', 'text'] : ['date', 'text', 'text', 'text', 'text'];
+    // The counters' columns in COUNTERS' order (store/records.ts), as the arrays below are.
+    const counters = [
+      'requests',
+      'credits',
+      'cache_hits',
+      'refused',
+      'errors',
+      'rate_limited',
+      'out_of_credits',
+      'forbidden',
+      'client_errors',
+    ];
+    const arrays = [...types, ...counters.map(() => 'bigint')].map((t, i) => `$${i + 1}::${t}[]`);
+    const identityValues: unknown[][] = [
+      sums.map((r) => r.day),
+      ...(hourly ? [sums.map((r) => hourOfDay(r.hour ?? '', r.day))] : []),
+      sums.map((r) => r.keyId),
+      sums.map((r) => r.account),
+      sums.map((r) => r.chain),
+      sums.map((r) => r.route),
+    ];
     await client.query(
-      // The counters' columns in COUNTERS' order (store/records.ts), as the arrays below are.
-      `INSERT INTO ${this.s}.usage AS u (day, key_id, chain, route, requests, credits, cache_hits, refused, errors,
-           rate_limited, out_of_credits, forbidden, client_errors)
-         SELECT * FROM unnest($1::date[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[],
-           $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[])
-         ON CONFLICT (day, key_id, chain, route) DO UPDATE SET
-           requests = u.requests + excluded.requests,
-           credits = u.credits + excluded.credits,
-           cache_hits = u.cache_hits + excluded.cache_hits,
-           refused = u.refused + excluded.refused,
-           errors = u.errors + excluded.errors,
-           rate_limited = u.rate_limited + excluded.rate_limited,
-           out_of_credits = u.out_of_credits + excluded.out_of_credits,
-           forbidden = u.forbidden + excluded.forbidden,
-           client_errors = u.client_errors + excluded.client_errors`,
-      [
-        sums.map((r) => r.day),
-        sums.map((r) => r.keyId),
-        sums.map((r) => r.chain),
-        sums.map((r) => r.route),
-        ...COUNTERS.map((c) => sums.map((r) => r[c] ?? 0)),
-      ],
+      `INSERT INTO ${this.s}.${table} AS u (${[...identity, ...counters].join(', ')})
+         SELECT * FROM unnest(${arrays.join(', ')})
+         ON CONFLICT (day, ${hourly ? 'hour, ' : ''}key_id, chain, route, account) DO UPDATE SET
+           ${counters.map((c) => `${c} = u.${c} + excluded.${c}`).join(',\n           ')}`,
+      [...identityValues, ...COUNTERS.map((c) => sums.map((r) => r[c] ?? 0))],
     );
   }
 
   /** Days come back as `YYYY-MM-DD` whatever the session's DateStyle (to_char), not as a JS Date. */
   async listUsage(query: UsageQuery): Promise<UsageRow[]> {
+    const hourly = query.granularity === 'hour';
     const { rows } = await this.query<UsageDbRow>(
-      `SELECT to_char(day, 'YYYY-MM-DD') AS day, key_id, chain, route, requests, credits, cache_hits, refused, errors,
-         rate_limited, out_of_credits, forbidden, client_errors
-       FROM ${this.s}.usage
+      `SELECT to_char(day, 'YYYY-MM-DD') AS day, ${hourly ? 'hour, ' : ''}key_id, account, chain, route, requests, credits, cache_hits,
+         refused, errors, rate_limited, out_of_credits, forbidden, client_errors
+       FROM ${this.s}.${hourly ? 'usage_hours' : 'usage'}
        WHERE day BETWEEN $1::date AND $2::date
          AND ($3::text[] IS NULL OR key_id = ANY ($3::text[]))
          AND ($4::text IS NULL OR chain = $4)
          AND ($5::text IS NULL OR route = $5)
-       ORDER BY day, key_id, chain, route`,
+         AND ($6::text[] IS NULL OR account = ANY ($6::text[]))
+       ORDER BY day, ${hourly ? 'hour, ' : ''}key_id, chain, route, account`,
       [
         checkDay(query.from),
         checkDay(query.to),
         query.keyIds === undefined ? null : [...query.keyIds],
         query.chain ?? null,
         query.route ?? null,
+        query.accounts === undefined ? null : [...query.accounts],
       ],
     );
-    return rows.map((r) => ({
-      day: r.day,
-      keyId: r.key_id,
-      chain: r.chain,
-      route: r.route,
-      requests: int(r.requests),
-      credits: int(r.credits),
-      cacheHits: int(r.cache_hits),
-      refused: int(r.refused),
-      rateLimited: int(r.rate_limited),
-      outOfCredits: int(r.out_of_credits),
-      forbidden: int(r.forbidden),
-      clientErrors: int(r.client_errors),
-      errors: int(r.errors),
-    }));
+    return rows.map((r) => {
+      const row: UsageRow = {
+        day: r.day,
+        keyId: r.key_id,
+        account: r.account,
+        chain: r.chain,
+        route: r.route,
+        requests: int(r.requests),
+        credits: int(r.credits),
+        cacheHits: int(r.cache_hits),
+        refused: int(r.refused),
+        rateLimited: int(r.rate_limited),
+        outOfCredits: int(r.out_of_credits),
+        forbidden: int(r.forbidden),
+        clientErrors: int(r.client_errors),
+        errors: int(r.errors),
+      };
+      if (hourly) row.hour = hourName(r.day, Number(r.hour));
+      return row;
+    });
   }
 
+  /** Both tables in one statement (one transaction). */
   async pruneUsage(beforeDay: string): Promise<void> {
-    await this.query(`DELETE FROM ${this.s}.usage WHERE day < $1::date`, [checkDay(beforeDay)]);
+    await this.query(
+      `WITH hours AS (DELETE FROM ${this.s}.usage_hours WHERE day < $1::date) DELETE FROM ${this.s}.usage WHERE day < $1::date`,
+      [checkDay(beforeDay)],
+    );
+  }
+
+  async pruneHourlyUsage(beforeDay: string): Promise<void> {
+    await this.query(`DELETE FROM ${this.s}.usage_hours WHERE day < $1::date`, [checkDay(beforeDay)]);
   }
 
   // --- ledgers ---
@@ -894,7 +980,7 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
    * rows from being added twice when they are sent again.
    */
   async saveLedgersAndUsage(rows: readonly LedgerRow[], batches: readonly UsageBatch[]): Promise<void> {
-    const sums = batches.map((b) => ({ id: b.id, rows: sumRows(b.rows) })).filter((b) => b.rows.length > 0);
+    const sums = batches.map((b) => ({ id: b.id, rows: batchSums(b.rows) })).filter((b) => b.rows.daily.length > 0);
     if (rows.length === 0 && sums.length === 0) return;
     await this.migrate();
     const at = this.now();

@@ -1,6 +1,7 @@
 // Records copied field by field: what a backend keeps is exactly a record's fields, whatever else
 // the caller's object carries (a secret never reaches a store by construction), and a caller's
 // later change to its object never reaches what a backend holds.
+import { dayStartMs, hourOfDay } from './day.js';
 import type { AuditEntry, KeyLimits, KeyRecord, KeyTerms, StoredObject, UsageCounts, UsageRow } from './types.js';
 
 /**
@@ -88,10 +89,15 @@ export function zeroCounts(): UsageCounts {
   return Object.fromEntries(COUNTERS.map((c) => [c, 0])) as Record<(typeof COUNTERS)[number], number>;
 }
 
+/**
+ * A usage row's counters and identity, copied; a row handed without an account (a delta of an
+ * earlier gateway's, a test's) has none (''). An hour only where the row has one.
+ */
 export function copyUsageRow(r: UsageRow): UsageRow {
-  return {
+  const copy: UsageRow = {
     day: r.day,
     keyId: r.keyId,
+    account: r.account ?? '',
     chain: r.chain,
     route: r.route,
     requests: r.requests,
@@ -104,6 +110,39 @@ export function copyUsageRow(r: UsageRow): UsageRow {
     clientErrors: r.clientErrors ?? 0,
     errors: r.errors,
   };
+  if (r.hour !== undefined) copy.hour = r.hour;
+  return copy;
+}
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The order every backend lists usage rows in: day, hour (of hourly rows), key, chain, route, account. */
+export function compareUsageRows(a: UsageRow, b: UsageRow): number {
+  return (
+    compare(a.day, b.day) ||
+    compare(a.hour ?? '', b.hour ?? '') ||
+    compare(a.keyId, b.keyId) ||
+    compare(a.chain, b.chain) ||
+    compare(a.route, b.route) ||
+    compare(a.account ?? '', b.account ?? '')
+  );
+}
+
+/** A usage row's identity as one string: its day or hour, key, account, chain and route. */
+export function usageRowId(r: UsageRow): string {
+  return JSON.stringify([r.hour ?? r.day, r.keyId, r.account ?? '', r.chain, r.route]);
+}
+
+/**
+ * A row handed to addUsage, checked before anything is written: its day a real `YYYY-MM-DD`, its
+ * hour (if any) one of that day's; a RangeError otherwise. Returns the hour's number, or undefined.
+ */
+export function checkUsageDelta(r: UsageRow): number | undefined {
+  if (dayStartMs(r.day) === undefined) throw new RangeError(`not a day (YYYY-MM-DD): ${r.day}`);
+  if (r.hour === undefined) return undefined;
+  const h = hourOfDay(r.hour, r.day);
+  if (h === undefined) throw new RangeError(`not an hour (YYYY-MM-DDTHH:00:00Z) of ${r.day}: ${r.hour}`);
+  return h;
 }
 
 export function copyObject(o: StoredObject): StoredObject {

@@ -13,12 +13,19 @@
 //   <prefix>{audit}, {audit}:lag          the same, as gateways before the key scripts wrote their own audit entries
 //                                         kept them: read (listAudit), never written
 //   <prefix>usage:{<day>}:keys         set   the id of every key with usage on UTC day <day> (`YYYY-MM-DD`)
-//   <prefix>usage:{<day>}:key:<keyId>  hash  that key's usage that day: field `<chain>|<route>` -> `<requests> <credits>
+//   <prefix>usage:{<day>}:key:<keyId>  hash  that key's usage that day: field `<chain>|<route>`, or
+//                                            `<chain>|<route>|<account>` for a row counted under an account
+//                                            (UsageRow.account; a field of two parts, as earlier gateways wrote
+//                                            them all, is the row of no account) -> `<requests> <credits>
 //                                            <cacheHits> <refused> <errors> <rateLimited> <outOfCredits> <forbidden>
 //                                            <clientErrors>` (COUNTERS' order, decimal integers, one space apart; a
 //                                            value of the first five only, written by an earlier gateway, is read with
 //                                            0 of the other four and written back with all nine); `%` and `|` of
-//                                            chain and route escaped as %25 and %7C
+//                                            chain, route and account escaped as %25 and %7C
+//   <prefix>usage:{<day>}:hour:<keyId> hash  that key's hourly rows that day: field `<HH>|` (the UTC hour, 00-23)
+//                                            and the day hash's field -> the same nine counts; written by the same
+//                                            script call as the day hash's (ADD_USAGE), so that a day's hours sum to
+//                                            its day; kept `usage.hourlyRetentionDays` (pruneHourlyUsage)
 //   <prefix>usage:{<day>}:batch:<id>   hash  the parts of usage batch <id> already added to that day (ADD_USAGE), for an hour
 //   <prefix>usage:{<day>}              hash  the layout before this one, one hash per day: field
 //                                            `<keyId>|<chain>|<route>|<counter>` -> count, each of the first three parts
@@ -43,7 +50,8 @@
 //     https://redis.io/docs/latest/operate/oss_and_stack/management/optimization/memory-optimization/).
 //     0.84 MB per 1,000 keys a day on 12 routes, the set included (MEMORY USAGE, usage-scale.test.ts);
 //   - a batch is added USAGE_ROWS_PER_CALL rows per script call, one call after the other, since
-//     a script, too, runs whole before anything else;
+//     a script, too, runs whole before anything else; a day row and its hourly rows always go in
+//     the same call;
 //   - the old day hash is still read, with HSCAN too, never HGETALL; pruneUsage UNLINKs, which
 //     frees a large value off the main thread (https://redis.io/docs/latest/commands/unlink/). A
 //     day's hashes expire together, each small to free, where a 77 MB hash that expired was freed
@@ -64,8 +72,8 @@
 // a command timeout): errors propagate to the caller, who knows what to do with them.
 import { Cluster } from 'ioredis';
 import type { RedisClient } from '../redis/client.js';
-import { DAY_MS, dayStartMs, utcDay } from './day.js';
-import { copyKeyRecord, copyTerms, COUNTERS, zeroCounts } from './records.js';
+import { DAY_MS, dayStartMs, hourName, hourOfDay, utcDay } from './day.js';
+import { checkUsageDelta, compareUsageRows, copyKeyRecord, copyTerms, COUNTERS, usageRowId, zeroCounts } from './records.js';
 import type {
   AuditEntry,
   AuditStore,
@@ -80,6 +88,8 @@ import type {
   UsageStore,
 } from './types.js';
 import { objectNotice } from './types.js';
+import type { OutboxStore } from './outbox.js';
+import { RedisOutbox } from './outbox-redis.js';
 
 /**
  * Usage counters (COUNTERS, store/records.ts) are in their order in the values of a key's hash, and
@@ -209,29 +219,30 @@ return 1
 // run when a stalled Redis resumes, and the recorder then sends the same batch again
 // (usage/recorder.ts), cut into the same parts (addUsage). The first run of a part marks it in the
 // batch's marker (in the day's slot), and any later copy finds it and adds nothing.
-// KEYS[1] the day's key-id set, KEYS[2] the marker, KEYS[3..] the hash of each key of the part.
-// ARGV[1] the TTL of the day's keys, ARGV[2] the marker's (ms), ARGV[3] the part's number; then,
-// for each hash of KEYS[3..] in order, its key id, its number of rows n, and n times a field and
-// the row's nine counts (COUNTERS' order). Each row's counts are read (one HMGET per key) and
-// summed before anything is written: a stored value of five counts (an earlier gateway's, which
-// counted no causes) has 0 of the last four, and is written back with nine; one that is not five
-// or nine integers, or a sum a Lua number (a double) cannot hold exactly, is an error that
-// leaves the hashes as they were. (The part is
-// marked by then, as in the layout before, whose HINCRBY refused an overflow halfway: a part sent
-// again must never be added twice; no day of one key on one route comes near 2^53.)
+// KEYS[1] the day's key-id set, KEYS[2] the marker, KEYS[3..] the hashes of the part (a key's day
+// hash, and its hour hash with the hourly rows of the same rows). ARGV[1] the TTL of the day's
+// set, ARGV[2] the marker's (ms), ARGV[3] the part's number; then, for each hash of KEYS[3..] in
+// order, its key id, its TTL (ms), its number of rows n, and n times a field and the row's nine
+// counts (COUNTERS' order). Each row's counts are read (one HMGET per hash) and summed before
+// anything is written: a stored value of five counts (an earlier gateway's, which counted no
+// causes) has 0 of the last four, and is written back with nine; one that is not five or nine
+// integers, or a sum a Lua number (a double) cannot hold exactly, is an error that leaves the
+// hashes as they were. (The part is marked by then, as in the layout before, whose HINCRBY
+// refused an overflow halfway: a part sent again must never be added twice; no day of one key on
+// one route comes near 2^53.)
 const ADD_USAGE_LUA = `
 if redis.call('hsetnx', KEYS[2], ARGV[3], '1') == 0 then return 0 end
 redis.call('pexpire', KEYS[2], ARGV[2])
 local writes = {}
 local a = 4
 for k = 3, #KEYS do
-  local n = tonumber(ARGV[a + 1])
+  local n = tonumber(ARGV[a + 2])
   local fields = {}
-  for r = 1, n do fields[r] = ARGV[a + 2 + (r - 1) * 10] end
+  for r = 1, n do fields[r] = ARGV[a + 3 + (r - 1) * 10] end
   local stored = redis.call('hmget', KEYS[k], unpack(fields))
   local out = {}
   for r = 1, n do
-    local at = a + 2 + (r - 1) * 10
+    local at = a + 3 + (r - 1) * 10
     local sums = { 0, 0, 0, 0, 0, 0, 0, 0, 0 }
     if stored[r] then
       local i = 0
@@ -253,14 +264,14 @@ for k = 3, #KEYS do
     out[2 * r] = string.format('%d %d %d %d %d %d %d %d %d', sums[1], sums[2], sums[3], sums[4], sums[5], sums[6], sums[7], sums[8], sums[9])
   end
   writes[k] = out
-  a = a + 2 + n * 10
+  a = a + 3 + n * 10
 end
 a = 4
 for k = 3, #KEYS do
   redis.call('sadd', KEYS[1], ARGV[a])
   redis.call('hset', KEYS[k], unpack(writes[k]))
-  redis.call('pexpire', KEYS[k], ARGV[1])
-  a = a + 2 + tonumber(ARGV[a + 1]) * 10
+  redis.call('pexpire', KEYS[k], ARGV[a + 1])
+  a = a + 3 + tonumber(ARGV[a + 2]) * 10
 end
 redis.call('pexpire', KEYS[1], ARGV[1])
 return 1
@@ -291,6 +302,8 @@ interface KeyCommands {
 export interface RedisStoreOptions {
   /** How many days a day's usage hash is kept after the day ends. */
   retentionDays?: number | undefined;
+  /** How many days a day's hourly usage hashes are kept after the day ends (`usage.hourlyRetentionDays`); default 35. */
+  hourlyRetentionDays?: number | undefined;
   /** The gateway's clock, for usage expiries. */
   now?: (() => number) | undefined;
 }
@@ -341,22 +354,32 @@ function dayStart(day: string): number {
   return ms;
 }
 
-/** The fields of an old day hash, less the counter: parts encoded, so none holds the `|` that joins them. */
-const fieldBase = (keyId: string, chain: string, route: string) =>
-  `${encodeURIComponent(keyId)}|${encodeURIComponent(chain)}|${encodeURIComponent(route)}`;
-
 /**
  * A chain or a route in a key's hash: only `%` and `|` escaped (decodeURIComponent undoes it), so
  * that a route's name stays as short as it is and most fields within the 64 bytes of a compact hash.
  */
 const escapePart = (s: string) => s.replace(/[%|]/g, (c) => (c === '%' ? '%25' : '%7C'));
-const usageField = (chain: string, route: string) => `${escapePart(chain)}|${escapePart(route)}`;
+/** A row's field in a key's day hash: its account a third part, only when it has one (two parts: none, as earlier gateways wrote). */
+const usageField = (chain: string, route: string, account: string) =>
+  account === '' ? `${escapePart(chain)}|${escapePart(route)}` : `${escapePart(chain)}|${escapePart(route)}|${escapePart(account)}`;
+/** A row's field in a key's hour hash: the hour (00-23), then its day hash's field. */
+const hourField = (hour: number, field: string) => `${String(hour).padStart(2, '0')}|${field}`;
 
-/** A row of a key's hash; undefined for a field or value this store did not write. */
-function parseUsage(day: string, keyId: string, field: string, value: string): UsageRow | undefined {
+/** A row of a key's hash (its hour hash's, given `hour`); undefined for a field or value this store did not write. */
+function parseUsage(day: string, keyId: string, field: string, value: string, hour?: boolean): UsageRow | undefined {
+  let h: number | undefined;
+  if (hour) {
+    h = /^\d\d\|/.test(field) ? Number(field.slice(0, 2)) : 24;
+    if (h > 23) return undefined;
+    field = field.slice(3);
+  }
   const parts = field.split('|');
   const counts = value.split(' ').map(Number);
-  if (parts.length !== 2 || (counts.length !== COUNTERS.length && counts.length !== OLD_COUNTERS) || !counts.every(Number.isSafeInteger)) {
+  if (
+    (parts.length !== 2 && parts.length !== 3) ||
+    (counts.length !== COUNTERS.length && counts.length !== OLD_COUNTERS) ||
+    !counts.every(Number.isSafeInteger)
+  ) {
     return undefined;
   }
   try {
@@ -372,9 +395,10 @@ function parseUsage(day: string, keyId: string, field: string, value: string): U
       forbidden = 0,
       clientErrors = 0,
     ] = counts;
-    return {
+    const row: UsageRow = {
       day,
       keyId,
+      account: parts[2] === undefined ? '' : decodeURIComponent(parts[2]),
       chain: decodeURIComponent(parts[0]!),
       route: decodeURIComponent(parts[1]!),
       requests,
@@ -387,13 +411,29 @@ function parseUsage(day: string, keyId: string, field: string, value: string): U
       clientErrors,
       errors,
     };
+    if (h !== undefined) row.hour = hourName(day, h);
+    return row;
   } catch {
     return undefined; // a malformed escape (URIError)
   }
 }
 
-const byChainAndRoute = (a: UsageRow, b: UsageRow) => compare(a.chain, b.chain) || compare(a.route, b.route);
-const byRow = (a: UsageRow, b: UsageRow) => compare(a.keyId, b.keyId) || byChainAndRoute(a, b);
+/** Counts of one day row and of its hourly rows, to be written by one script call. */
+interface DayUnit {
+  counts: UsageCounts;
+  /** Hour field (hourField) -> counts. */
+  hours: Map<string, UsageCounts>;
+}
+
+function addCounts(into: Map<string, UsageCounts>, field: string, r: UsageRow): void {
+  const sum = into.get(field);
+  if (sum) for (const c of COUNTERS) sum[c] += r[c] ?? 0;
+  else {
+    const counts = {} as UsageCounts;
+    for (const c of COUNTERS) counts[c] = r[c] ?? 0;
+    into.set(field, counts);
+  }
+}
 
 /** Escapes SCAN's glob characters (https://redis.io/docs/latest/commands/keys/) in a literal. */
 const globEscape = (s: string) => s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
@@ -407,6 +447,8 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
   readonly usage = this;
   /** Where Redis keeps the quota counters, no ledger is kept beside them. */
   readonly ledgers = undefined;
+  /** The webhook outbox, under this store's prefix and the hash tag `{webhooks}` (store/outbox-redis.ts). */
+  readonly outbox: OutboxStore;
   private readonly commands: KeyCommands;
   private readonly idsKey: string;
   private readonly channel: string;
@@ -416,6 +458,7 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
   private readonly legacyAuditKey: string;
   private readonly legacyAuditLagKey: string;
   private readonly retentionMs: number;
+  private readonly hourlyRetentionMs: number;
   private readonly now: () => number;
   private readonly watchers: { changed: (id: string) => void; resync: () => void }[] = [];
   private sub: RedisClient | undefined;
@@ -445,7 +488,9 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
     this.legacyAuditKey = `${prefix}{audit}`;
     this.legacyAuditLagKey = `${prefix}{audit}:lag`;
     this.retentionMs = (options.retentionDays ?? 400) * DAY_MS;
+    this.hourlyRetentionMs = (options.hourlyRetentionDays ?? 35) * DAY_MS;
     this.now = options.now ?? Date.now;
+    this.outbox = new RedisOutbox(client, prefix);
   }
 
   recordKey(id: string): string {
@@ -459,6 +504,11 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
   /** One key's usage of one day. */
   usageKey(day: string, keyId: string): string {
     return `${this.prefix}usage:{${day}}:key:${keyId}`;
+  }
+
+  /** One key's hourly usage of one day. */
+  hourlyUsageKey(day: string, keyId: string): string {
+    return `${this.prefix}usage:{${day}}:hour:${keyId}`;
   }
 
   /** The ids of the keys with usage on one day. */
@@ -731,45 +781,47 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
 
   /**
    * Per day, the rows cut into parts of USAGE_ROWS_PER_CALL, one ADD_USAGE_LUA call per part, one
-   * part after the other: each call the HSETs of its keys, their expiries and the part's mark in
-   * the batch's marker, atomically (a part already marked is not counted again). The parts are
-   * cut the same way each time the same rows come (Maps keep their insertion order), so a batch
-   * sent again after a write that failed halfway adds the parts that were not added, once.
-   * Atomic per part only, as a batch that spans midnight was already atomic per day only.
+   * part after the other: each call the HSETs of its keys' day hashes and hour hashes, their
+   * expiries and the part's mark in the batch's marker, atomically (a part already marked is not
+   * counted again). A day row and its hourly rows are never cut apart: they go in one call, so
+   * that a day's hours always sum to the day. The parts are cut the same way each time the same
+   * rows come (Maps keep their insertion order), so a batch sent again after a write that failed
+   * halfway adds the parts that were not added, once. Atomic per part only, as a batch that spans
+   * midnight was already atomic per day only.
    *
    * The expiry is relative, PEXPIRE with the time left as this gateway's clock sees it, never
    * PEXPIREAT/EXPIREAT, which Redis would read with its own clock
    * (https://redis.io/docs/latest/commands/pexpire/). A row of a day already past its retention
-   * is dropped: its hash would expire at once.
+   * is dropped: its hash would expire at once; so are the hourly rows of a day past the hourly
+   * retention.
    */
   async addUsage(rows: readonly UsageRow[], batchId: string): Promise<void> {
-    // day -> key id -> field -> counts, rows of one day, key, chain and route summed.
-    const byDay = new Map<string, Map<string, Map<string, UsageCounts>>>();
+    // day -> key id -> day field -> the day row's counts and its hours', rows of one identity summed.
+    const byDay = new Map<string, Map<string, Map<string, DayUnit>>>();
     for (const r of rows) {
+      // A malformed day or hour is a RangeError, before anything is written.
+      const hour = checkUsageDelta(r);
       let day = byDay.get(r.day);
-      if (!day) {
-        dayStart(r.day); // a malformed day is a RangeError, before anything is written
-        byDay.set(r.day, (day = new Map<string, Map<string, UsageCounts>>()));
-      }
+      if (!day) byDay.set(r.day, (day = new Map<string, Map<string, DayUnit>>()));
       // So is a count the script would not store exactly (it writes integers: string.format's %d).
       for (const c of COUNTERS) if (!Number.isSafeInteger(r[c] ?? 0)) throw new RangeError(`usage ${c} must be an integer: ${r[c]}`);
       let fields = day.get(r.keyId);
-      if (!fields) day.set(r.keyId, (fields = new Map<string, UsageCounts>()));
-      const field = usageField(r.chain, r.route);
-      const sum = fields.get(field);
-      if (sum) for (const c of COUNTERS) sum[c] += r[c] ?? 0;
-      else {
-        const counts = {} as UsageCounts;
-        for (const c of COUNTERS) counts[c] = r[c] ?? 0;
-        fields.set(field, counts);
-      }
+      if (!fields) day.set(r.keyId, (fields = new Map<string, DayUnit>()));
+      const field = usageField(r.chain, r.route, r.account ?? '');
+      let unit = fields.get(field);
+      if (!unit) fields.set(field, (unit = { counts: zeroCounts(), hours: new Map() }));
+      for (const c of COUNTERS) unit.counts[c] += r[c] ?? 0;
+      if (hour !== undefined) addCounts(unit.hours, hourField(hour, field), r);
     }
     const now = this.now();
     await Promise.all(
       [...byDay].map(async ([day, keys]) => {
         const ttl = dayStart(day) + DAY_MS + this.retentionMs - now;
         if (ttl <= 0) return;
-        const head = [String(Math.ceil(ttl)), String(BATCH_MARKER_MS)];
+        const dayTtl = String(Math.ceil(ttl));
+        const hourlyTtl = dayStart(day) + DAY_MS + this.hourlyRetentionMs - now;
+        const hoursTtl = hourlyTtl > 0 ? String(Math.ceil(hourlyTtl)) : undefined;
+        const head = [dayTtl, String(BATCH_MARKER_MS)];
         const marker = this.usageMarkerKey(day, batchId);
         let part = 0;
         let hashes: string[] = [];
@@ -781,19 +833,42 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
           args = [];
           inPart = 0;
         };
+        const put = (hash: string, keyId: string, hashTtl: string, entries: [string, UsageCounts][]) => {
+          hashes.push(hash);
+          args.push(keyId, hashTtl, String(entries.length));
+          for (const [field, c] of entries) {
+            args.push(field);
+            for (const name of COUNTERS) args.push(String(c[name]));
+          }
+        };
+        const sizeOf = (u: DayUnit) => 1 + (hoursTtl === undefined ? 0 : u.hours.size);
         for (const [keyId, fields] of keys) {
-          let entries = [...fields];
-          while (entries.length > 0) {
-            const taken = entries.slice(0, USAGE_ROWS_PER_CALL - inPart);
-            entries = entries.slice(taken.length);
-            hashes.push(this.usageKey(day, keyId));
-            args.push(keyId, String(taken.length));
-            for (const [field, c] of taken) {
-              args.push(field);
-              for (const name of COUNTERS) args.push(String(c[name]));
+          const units = [...fields];
+          let next = 0;
+          while (next < units.length) {
+            // Whole units (a day row and its hours) while they fit; at least one in a part.
+            const taken: [string, DayUnit][] = [];
+            let size = 0;
+            while (next < units.length) {
+              const s = sizeOf(units[next]![1]);
+              if (inPart + size > 0 && inPart + size + s > USAGE_ROWS_PER_CALL) break;
+              taken.push(units[next++]!);
+              size += s;
             }
-            inPart += taken.length;
-            if (inPart === USAGE_ROWS_PER_CALL) await send();
+            if (taken.length === 0) {
+              await send();
+              continue;
+            }
+            put(
+              this.usageKey(day, keyId),
+              keyId,
+              dayTtl,
+              taken.map(([field, u]) => [field, u.counts]),
+            );
+            const hours = hoursTtl === undefined ? [] : taken.flatMap(([, u]) => [...u.hours]);
+            if (hours.length > 0) put(this.hourlyUsageKey(day, keyId), keyId, hoursTtl!, hours);
+            inPart += size;
+            if (inPart >= USAGE_ROWS_PER_CALL) await send();
           }
         }
         if (inPart > 0) await send();
@@ -803,32 +878,45 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
 
   /**
    * Day by day: the ids of the day's keys (the query's, or SSCAN of the day's set), their hashes
-   * read USAGE_READ_KEYS at a time, and the old day hash's rows (HSCAN) summed in. Each day's rows
-   * are made in order (ids sorted, then each key's few rows): the report is never sorted whole,
-   * which would hold this process's event loop for as long as a large report takes to sort.
+   * (day hashes, or hour hashes for hourly rows) read USAGE_READ_KEYS at a time, and the old day
+   * hash's rows (HSCAN) summed in. Each day's rows are made in order (ids sorted, then each key's
+   * few rows; hourly rows put in their hour's list, the day's 24 lists then joined): the report is
+   * never sorted whole, which would hold this process's event loop for as long as a large report
+   * takes to sort.
    */
   async listUsage(query: UsageQuery): Promise<UsageRow[]> {
     const first = dayStart(query.from);
     const last = dayStart(query.to);
+    const hourly = query.granularity === 'hour';
     const rows: UsageRow[] = [];
-    if (query.keyIds?.size === 0) return rows;
+    if (query.keyIds?.size === 0 || query.accounts?.size === 0) return rows;
     const wanted = (r: UsageRow) =>
-      (query.chain === undefined || r.chain === query.chain) && (query.route === undefined || r.route === query.route);
+      (query.chain === undefined || r.chain === query.chain) &&
+      (query.route === undefined || r.route === query.route) &&
+      (query.accounts === undefined || query.accounts.has(r.account));
     for (let ms = first; ms <= last; ms += DAY_MS) {
       const day = utcDay(ms);
       const ids = query.keyIds ? [...query.keyIds].sort(compare) : await this.usageIds(day);
       const ofDay: UsageRow[] = [];
+      const ofHours: UsageRow[][] = hourly ? Array.from({ length: 24 }, () => []) : [];
       for (let i = 0; i < ids.length; i += USAGE_READ_KEYS) {
         const step = ids.slice(i, i + USAGE_READ_KEYS);
-        const hashes = await Promise.all(step.map((id) => this.scanHash(this.usageKey(day, id))));
+        const hashes = await Promise.all(step.map((id) => this.scanHash(hourly ? this.hourlyUsageKey(day, id) : this.usageKey(day, id))));
         step.forEach((keyId, j) => {
           const ofKey: UsageRow[] = [];
           for (const [field, value] of hashes[j]!) {
-            const row = parseUsage(day, keyId, field, value);
+            const row = parseUsage(day, keyId, field, value, hourly);
             if (row && wanted(row)) ofKey.push(row);
           }
-          for (const row of ofKey.sort(byChainAndRoute)) ofDay.push(row);
+          ofKey.sort(compareUsageRows);
+          if (hourly) for (const row of ofKey) ofHours[hourOfDay(row.hour!, day)!]!.push(row);
+          else for (const row of ofKey) ofDay.push(row);
         });
+      }
+      if (hourly) {
+        // The layout before had no hourly rows.
+        for (const ofHour of ofHours) for (const row of ofHour) rows.push(row);
+        continue;
       }
       const legacy = (await this.legacyUsage(day, query.keyIds)).filter(wanted);
       if (legacy.length === 0) {
@@ -838,12 +926,12 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
       // A day written by gateways of both layouts (a rolling upgrade): the same row's counts summed.
       const merged = new Map<string, UsageRow>();
       for (const row of [...ofDay, ...legacy]) {
-        const base = fieldBase(row.keyId, row.chain, row.route);
-        const sum = merged.get(base);
+        const id = usageRowId(row);
+        const sum = merged.get(id);
         if (sum) for (const c of COUNTERS) sum[c] = (sum[c] ?? 0) + (row[c] ?? 0);
-        else merged.set(base, row);
+        else merged.set(id, row);
       }
-      for (const row of [...merged.values()].sort(byRow)) rows.push(row);
+      for (const row of [...merged.values()].sort(compareUsageRows)) rows.push(row);
     }
     return rows;
   }
@@ -897,6 +985,7 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
         row = {
           day,
           keyId,
+          account: '',
           chain: decodeURIComponent(chainPart),
           route: decodeURIComponent(routePart),
           ...zeroCounts(),
@@ -910,13 +999,22 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
 
   /**
    * Finds the usage keys of each day, both layouts', with SCAN (on every master of a cluster), and
-   * UNLINKs those of days before `beforeDay`, page by page: a day's keys are one slot, so up to
-   * LIST_BATCH of them go in one UNLINK.
+   * UNLINKs those of days before `beforeDay` (hour hashes included), page by page: a day's keys
+   * are one slot, so up to LIST_BATCH of them go in one UNLINK.
    */
   async pruneUsage(beforeDay: string): Promise<void> {
+    await this.prune(beforeDay, false);
+  }
+
+  /** The same for the hour hashes alone (`usage:{<day>}:hour:<keyId>`): the day hashes stay. */
+  async pruneHourlyUsage(beforeDay: string): Promise<void> {
+    await this.prune(beforeDay, true);
+  }
+
+  private async prune(beforeDay: string, hoursOnly: boolean): Promise<void> {
     dayStart(beforeDay);
     const head = `${this.prefix}usage:{`;
-    const pattern = `${globEscape(head)}*`;
+    const pattern = hoursOnly ? `${globEscape(head)}*}:hour:*` : `${globEscape(head)}*`;
     const nodes = this.client instanceof Cluster ? this.client.nodes('master') : [this.client];
     for (const node of nodes) {
       let cursor = '0';
@@ -927,6 +1025,7 @@ export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
         for (const key of keys) {
           const close = key.indexOf('}', head.length);
           if (!key.startsWith(head) || close < 0) continue;
+          if (hoursOnly && !key.startsWith(':hour:', close + 1)) continue;
           const day = key.slice(head.length, close);
           if (dayStartMs(day) === undefined || day >= beforeDay) continue;
           let ofDay = old.get(day);

@@ -82,11 +82,14 @@ import type {
   UsageRow,
   UsageStore,
 } from './types.js';
-import { termsFromJson, termsJson } from './records.js';
+import { hourName } from './day.js';
+import { checkUsageDelta, termsFromJson, termsJson } from './records.js';
 import { objectNotice } from './types.js';
+import type { OutboxStore } from './outbox.js';
+import { SQLITE_OUTBOX_SCHEMA, SqliteOutbox } from './outbox-sqlite.js';
 
 /** The user_version this code writes and reads. */
-export const SQLITE_SCHEMA_VERSION = 7;
+export const SQLITE_SCHEMA_VERSION = 9;
 
 // STRICT tables (https://www.sqlite.org/stricttables.html): a value of the wrong type is an error
 // instead of being stored as whatever it is. Credits are integers (config/schema.ts).
@@ -217,6 +220,51 @@ ALTER TABLE usage ADD COLUMN forbidden INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE usage ADD COLUMN client_errors INTEGER NOT NULL DEFAULT 0;
 `;
 
+/** A usage table's counters, in COUNTERS' order (store/records.ts). */
+const USAGE_COUNTER_COLUMNS = `requests INTEGER NOT NULL,
+  credits INTEGER NOT NULL,
+  cache_hits INTEGER NOT NULL,
+  refused INTEGER NOT NULL,
+  errors INTEGER NOT NULL,
+  rate_limited INTEGER NOT NULL,
+  out_of_credits INTEGER NOT NULL,
+  forbidden INTEGER NOT NULL,
+  client_errors INTEGER NOT NULL`;
+
+// Version 8: the account a usage row was counted under (store/types.ts UsageRow.account), part of
+// the row's identity, and the hourly rows (usage_hours: the same counts per UTC hour, 0-23 of the
+// day). A primary key cannot be changed in place, so the table is made anew and its rows copied
+// (https://www.sqlite.org/lang_altertable.html#otheralter), with the account '' (none recorded).
+// Rows of earlier versions have no hourly rows.
+const SCHEMA_V8 = `
+CREATE TABLE usage_v8 (
+  day TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  account TEXT NOT NULL, -- the key's account (acc_...) when the counts were made; '' for none
+  chain TEXT NOT NULL,
+  route TEXT NOT NULL,
+  ${USAGE_COUNTER_COLUMNS},
+  PRIMARY KEY (day, key_id, chain, route, account)
+) STRICT, WITHOUT ROWID;
+INSERT INTO usage_v8 (day, key_id, account, chain, route, requests, credits, cache_hits, refused, errors,
+  rate_limited, out_of_credits, forbidden, client_errors)
+SELECT day, key_id, '', chain, route, requests, credits, cache_hits, refused, errors,
+  rate_limited, out_of_credits, forbidden, client_errors
+FROM usage;
+DROP TABLE usage;
+ALTER TABLE usage_v8 RENAME TO usage;
+CREATE TABLE usage_hours (
+  day TEXT NOT NULL,
+  hour INTEGER NOT NULL CHECK (hour BETWEEN 0 AND 23), -- UTC
+  key_id TEXT NOT NULL,
+  account TEXT NOT NULL,
+  chain TEXT NOT NULL,
+  route TEXT NOT NULL,
+  ${USAGE_COUNTER_COLUMNS},
+  PRIMARY KEY (day, hour, key_id, chain, route, account)
+) STRICT, WITHOUT ROWID;
+`;
+
 /** How long a usage batch's id is remembered, ms: far longer than a retry takes to follow. */
 const BATCH_MEMORY_MS = 3_600_000;
 
@@ -247,7 +295,10 @@ interface AuditRow {
 
 interface UsageDbRow {
   day: string;
+  /** Hourly rows only (usage_hours): 0-23. */
+  hour?: number;
   key_id: string;
+  account: string;
   chain: string;
   route: string;
   requests: number;
@@ -360,6 +411,61 @@ function needsReopen(err: unknown): boolean {
 
 const sealWith = (secret: Buffer, account: string): string => createHmac('sha256', secret).update(account, 'utf8').digest('hex');
 
+const USAGE_COUNTERS_SQL = 'requests, credits, cache_hits, refused, errors, rate_limited, out_of_credits, forbidden, client_errors';
+
+/** The upsert of a usage row into `table` (daily or hourly, whose identity has `extra` columns): its counts added to the row's. */
+function usageUpsert(table: string, extra: string[]): string {
+  const identity = ['day', ...extra, 'key_id', 'account', 'chain', 'route'];
+  const counters = USAGE_COUNTERS_SQL.split(', ');
+  return `INSERT INTO ${table} (${[...identity, ...counters].join(', ')})
+    VALUES (${[...identity, ...counters].map((c) => `@${c}`).join(', ')})
+    ON CONFLICT (day, ${extra.map((c) => `${c}, `).join('')}key_id, chain, route, account) DO UPDATE SET
+      ${counters.map((c) => `${c} = ${c} + excluded.${c}`).join(',\n      ')}`;
+}
+
+/** The named parameters of a usage query. */
+interface UsageFilter {
+  from: string;
+  to: string;
+  keys: string | null;
+  accounts: string | null;
+  chain: string | null;
+  route: string | null;
+}
+
+/** The rows of `table` a query asks for, in the order of its primary key (store/records.ts, compareUsageRows). */
+function usageSelect(table: string, extra: string[]): string {
+  return `SELECT day, ${extra.map((c) => `${c}, `).join('')}key_id, account, chain, route, ${USAGE_COUNTERS_SQL} FROM ${table}
+    WHERE day BETWEEN @from AND @to
+      AND (@keys IS NULL OR key_id IN (SELECT value FROM json_each(@keys)))
+      AND (@accounts IS NULL OR account IN (SELECT value FROM json_each(@accounts)))
+      AND (@chain IS NULL OR chain = @chain)
+      AND (@route IS NULL OR route = @route)
+    ORDER BY day, ${extra.map((c) => `${c}, `).join('')}key_id, chain, route, account`;
+}
+
+/** A usage row's columns, from a row handed to addUsage (its hour number for usage_hours). */
+function usageDbRow(r: UsageRow, hour?: number): UsageDbRow {
+  const row: UsageDbRow = {
+    day: r.day,
+    key_id: r.keyId,
+    account: r.account ?? '',
+    chain: r.chain,
+    route: r.route,
+    requests: r.requests,
+    credits: r.credits,
+    cache_hits: r.cacheHits,
+    refused: r.refused,
+    rate_limited: r.rateLimited ?? 0,
+    out_of_credits: r.outOfCredits ?? 0,
+    forbidden: r.forbidden ?? 0,
+    client_errors: r.clientErrors ?? 0,
+    errors: r.errors,
+  };
+  if (hour !== undefined) row.hour = hour;
+  return row;
+}
+
 /** Prepared once: better-sqlite3 compiles a statement at prepare(), and run/get/all reuse it. */
 function prepareStatements(db: Database.Database) {
   return {
@@ -390,33 +496,14 @@ function prepareStatements(db: Database.Database) {
        ORDER BY at, id`,
     ),
     // https://www.sqlite.org/lang_upsert.html: `excluded` is the row that was to be inserted.
-    addUsage: db.prepare<UsageDbRow>(
-      `INSERT INTO usage (day, key_id, chain, route, requests, credits, cache_hits, refused,
-         rate_limited, out_of_credits, forbidden, client_errors, errors)
-       VALUES (@day, @key_id, @chain, @route, @requests, @credits, @cache_hits, @refused,
-         @rate_limited, @out_of_credits, @forbidden, @client_errors, @errors)
-       ON CONFLICT (day, key_id, chain, route) DO UPDATE SET
-         requests = requests + excluded.requests,
-         credits = credits + excluded.credits,
-         cache_hits = cache_hits + excluded.cache_hits,
-         refused = refused + excluded.refused,
-         rate_limited = rate_limited + excluded.rate_limited,
-         out_of_credits = out_of_credits + excluded.out_of_credits,
-         forbidden = forbidden + excluded.forbidden,
-         client_errors = client_errors + excluded.client_errors,
-         errors = errors + excluded.errors`,
-    ),
-    // The key filter is a JSON array read with json_each (https://www.sqlite.org/json1.html#jeach),
-    // so one prepared statement serves every query.
-    usage: db.prepare<{ from: string; to: string; keys: string | null; chain: string | null; route: string | null }, UsageDbRow>(
-      `SELECT * FROM usage
-       WHERE day BETWEEN @from AND @to
-         AND (@keys IS NULL OR key_id IN (SELECT value FROM json_each(@keys)))
-         AND (@chain IS NULL OR chain = @chain)
-         AND (@route IS NULL OR route = @route)
-       ORDER BY day, key_id, chain, route`,
-    ),
+    addUsage: db.prepare<UsageDbRow>(usageUpsert('usage', [])),
+    addHourlyUsage: db.prepare<UsageDbRow>(usageUpsert('usage_hours', ['hour'])),
+    // The key and account filters are JSON arrays read with json_each
+    // (https://www.sqlite.org/json1.html#jeach), so one prepared statement serves every query.
+    usage: db.prepare<UsageFilter, UsageDbRow>(usageSelect('usage', [])),
+    hourlyUsage: db.prepare<UsageFilter, UsageDbRow>(usageSelect('usage_hours', ['hour'])),
     pruneUsage: db.prepare<[string]>('DELETE FROM usage WHERE day < ?'),
+    pruneHourlyUsage: db.prepare<[string]>('DELETE FROM usage_hours WHERE day < ?'),
     addBatch: db.prepare<[string, number]>('INSERT INTO usage_batches (id, at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING'),
     forgetBatches: db.prepare<[number]>('DELETE FROM usage_batches WHERE at < ?'),
     loadLedgers: db.prepare<[], LedgerDbRow>('SELECT account, day, day_spent, month, month_spent, topup FROM ledgers ORDER BY account'),
@@ -509,6 +596,9 @@ function migrate(db: Database.Database): void {
     if (version < 5) db.exec(SCHEMA_V5);
     if (version < 6) db.exec(SCHEMA_V6);
     if (version < 7) db.exec(SCHEMA_V7);
+    if (version < 8) db.exec(SCHEMA_V8);
+    // Version 9: the webhook outbox's deliveries (store/outbox-sqlite.ts).
+    if (version < 9) db.exec(SQLITE_OUTBOX_SCHEMA);
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
   })();
   if (renames) {
@@ -553,26 +643,17 @@ function openConnection(path: string, now: () => number): Connection {
       file: stat && { dev: stat.dev, ino: stat.ino },
       secret: Buffer.from(secretHex, 'hex'),
       addUsageTx: db.transaction((rows: readonly UsageRow[], batchId: string) => {
+        // Checked before anything is written (a RangeError rolls the transaction back).
+        const hours = rows.map(checkUsageDelta);
         const at = now();
         stmt.forgetBatches.run(at - BATCH_MEMORY_MS);
         if (stmt.addBatch.run(batchId, at).changes === 0) return; // added before
-        for (const r of rows) {
-          stmt.addUsage.run({
-            day: r.day,
-            key_id: r.keyId,
-            chain: r.chain,
-            route: r.route,
-            requests: r.requests,
-            credits: r.credits,
-            cache_hits: r.cacheHits,
-            refused: r.refused,
-            rate_limited: r.rateLimited ?? 0,
-            out_of_credits: r.outOfCredits ?? 0,
-            forbidden: r.forbidden ?? 0,
-            client_errors: r.clientErrors ?? 0,
-            errors: r.errors,
-          });
-        }
+        // Each row to its daily row and its hourly row, in this one transaction.
+        rows.forEach((r, i) => {
+          stmt.addUsage.run(usageDbRow(r));
+          const hour = hours[i];
+          if (hour !== undefined) stmt.addHourlyUsage.run(usageDbRow(r, hour));
+        });
       }),
       saveLedgersTx: db.transaction((rows: readonly LedgerRow[]) => {
         for (const r of rows) {
@@ -621,6 +702,11 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
   readonly audit = this;
   readonly usage = this;
   readonly ledgers = this;
+  /** The webhook outbox, on this store's connection and its faults' handling (store/outbox-sqlite.ts). */
+  readonly outbox: OutboxStore = new SqliteOutbox({
+    read: (op, run) => this.read(op, (c) => run(c.db)),
+    write: (op, run) => this.write(op, (c) => run(c.db)),
+  });
   /** Calls that failed for a reason of the file or the disk (egw_store_errors_total{store="records"}). */
   failures = 0;
   private conn: Connection | undefined;
@@ -933,30 +1019,37 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
   }
 
   listUsage(query: UsageQuery): Promise<UsageRow[]> {
+    const hourly = query.granularity === 'hour';
     return this.read('listUsage', (c) =>
-      c.stmt.usage
+      (hourly ? c.stmt.hourlyUsage : c.stmt.usage)
         .all({
           from: query.from,
           to: query.to,
           keys: query.keyIds === undefined ? null : JSON.stringify([...query.keyIds]),
+          accounts: query.accounts === undefined ? null : JSON.stringify([...query.accounts]),
           chain: query.chain ?? null,
           route: query.route ?? null,
         })
-        .map((r) => ({
-          day: r.day,
-          keyId: r.key_id,
-          chain: r.chain,
-          route: r.route,
-          requests: r.requests,
-          credits: r.credits,
-          cacheHits: r.cache_hits,
-          refused: r.refused,
-          rateLimited: r.rate_limited,
-          outOfCredits: r.out_of_credits,
-          forbidden: r.forbidden,
-          clientErrors: r.client_errors,
-          errors: r.errors,
-        })),
+        .map((r) => {
+          const row: UsageRow = {
+            day: r.day,
+            keyId: r.key_id,
+            account: r.account,
+            chain: r.chain,
+            route: r.route,
+            requests: r.requests,
+            credits: r.credits,
+            cacheHits: r.cache_hits,
+            refused: r.refused,
+            rateLimited: r.rate_limited,
+            outOfCredits: r.out_of_credits,
+            forbidden: r.forbidden,
+            clientErrors: r.client_errors,
+            errors: r.errors,
+          };
+          if (hourly) row.hour = hourName(r.day, r.hour ?? 0);
+          return row;
+        }),
     );
   }
 
@@ -964,6 +1057,13 @@ export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, L
     // `YYYY-MM-DD` strings order as their days do.
     return this.write('pruneUsage', (c) => {
       c.stmt.pruneUsage.run(beforeDay);
+      c.stmt.pruneHourlyUsage.run(beforeDay);
+    });
+  }
+
+  pruneHourlyUsage(beforeDay: string): Promise<void> {
+    return this.write('pruneHourlyUsage', (c) => {
+      c.stmt.pruneHourlyUsage.run(beforeDay);
     });
   }
 

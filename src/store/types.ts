@@ -5,7 +5,10 @@
 // (sqlite.ts, the embedded default), Redis (redis.ts, shared by every gateway process of one
 // Redis) and PostgreSQL (postgres.ts, shared by every host). open.ts chooses the backend from the
 // configuration. Every method is asynchronous, so that a networked database can implement it.
-// Times are unix milliseconds; days are UTC `YYYY-MM-DD` (day.ts).
+// Times are unix milliseconds; days are UTC `YYYY-MM-DD` (day.ts). The webhook outbox has its
+// own interface (outbox.ts), one file per backend (outbox-*.ts) and its own contract suite
+// (test/contracts/outbox.test.ts).
+import type { OutboxStore } from './outbox.js';
 
 /** A key created through the admin API. Its secret is never stored: only its sha256 digest. */
 export interface KeyRecord {
@@ -60,7 +63,7 @@ export type KeyTerms = Pick<KeyRecord, 'limits' | 'routes' | 'ips' | 'origins' |
  * with their audit entry in one transaction and told to every process as keys are (watchKeys,
  * with the id `<kind>:<id>`).
  */
-export type ObjectKind = 'plan' | 'account';
+export type ObjectKind = 'plan' | 'account' | 'webhook';
 
 export interface StoredObject {
   kind: ObjectKind;
@@ -103,20 +106,41 @@ export interface UsageCounts {
   errors: number;
 }
 
-/** One row per UTC day, key, chain and route. As a delta, its counts are added to the row's. */
+/**
+ * One row per UTC day, key, account, chain and route (a daily row), or per UTC hour, key,
+ * account, chain and route (an hourly row, with `hour`). As a delta (addUsage), its counts are
+ * added to the daily row of its day and, when it has an hour, to the hourly row of its hour, in
+ * the same write: the hourly rows of a day always sum to its daily row (a delta without an hour,
+ * which the usage recorder never hands, counts in its daily row only).
+ */
 export interface UsageRow extends UsageCounts {
   day: string;
+  /** An hourly row's UTC hour, `YYYY-MM-DDTHH:00:00Z`, within `day` (day.ts); absent from a daily row. */
+  hour?: string | undefined;
   keyId: string;
+  /**
+   * The account (`acc_...`, KeyRecord.account) the key belonged to when the counts were made; ''
+   * for none, and in rows written before rows recorded it. Part of the row's identity: a key moved
+   * to another account mid-day has a row under each, so each account keeps its own history. Not
+   * the quota ledger's account (QuotaQuery.account).
+   */
+  account: string;
   chain: string;
   route: string;
 }
 
+export type UsageGranularity = 'day' | 'hour';
+
 export interface UsageQuery {
-  /** Inclusive, `YYYY-MM-DD`. */
+  /** Inclusive, `YYYY-MM-DD`: whole UTC days, hourly rows included. */
   from: string;
   /** Inclusive, `YYYY-MM-DD`. */
   to: string;
+  /** Daily rows (default) or hourly rows. */
+  granularity?: UsageGranularity | undefined;
   keyIds?: ReadonlySet<string> | undefined;
+  /** Only the rows recorded under these accounts (UsageRow.account). */
+  accounts?: ReadonlySet<string> | undefined;
   chain?: string | undefined;
   route?: string | undefined;
 }
@@ -163,15 +187,18 @@ export interface AuditStore {
 
 export interface UsageStore {
   /**
-   * Adds the counts of each row to the stored row of its day, key, chain and route, atomically,
-   * and at most once per `batchId`: the same batch sent again (after a write whose outcome is
-   * unknown) adds nothing if it was added before.
+   * Adds the counts of each row to the stored daily row of its day, key, account, chain and route
+   * and to the hourly row of its hour, atomically, and at most once per `batchId`: the same batch
+   * sent again (after a write whose outcome is unknown) adds nothing if it was added before. A
+   * row whose `hour` is not an hour of its `day` is a RangeError, before anything is written.
    */
   addUsage(rows: readonly UsageRow[], batchId: string): Promise<void>;
-  /** Stored rows matching the query, ordered by day, key, chain, route. */
+  /** Stored rows matching the query, ordered by day, hour (hourly rows), key, chain, route, account (records.ts, compareUsageRows). */
   listUsage(query: UsageQuery): Promise<UsageRow[]>;
-  /** Forgets the rows of days before `day`. */
+  /** Forgets the rows, daily and hourly, of days before `day`. */
   pruneUsage(beforeDay: string): Promise<void>;
+  /** Forgets the hourly rows of days before `day`, and keeps their daily rows (`usage.hourlyRetentionDays`). */
+  pruneHourlyUsage(beforeDay: string): Promise<void>;
 }
 
 /**
@@ -237,6 +264,8 @@ export interface Storage {
   readonly usage: UsageStore;
   /** Undefined where the quota counters live in Redis. */
   readonly ledgers: LedgerStore | undefined;
+  /** The webhook outbox (outbox.ts): every delivery of an event to a webhook, until it is delivered or given up. */
+  readonly outbox: OutboxStore;
   /** Resolves when the backend answers; rejects with why not (/readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,12 +1,16 @@
-// Usage rows to bill from: per UTC day, key, chain and route, the requests, credits billed
-// (refunds taken off), cache hits, refusals and 5xx errors. Counted in memory on the request path
-// (a few map lookups and additions), and written to the store in batches, off the request path:
+// Usage rows to bill from: per UTC hour, key, account, chain and route, the requests, credits
+// billed (refunds taken off), cache hits, refusals and 5xx errors. Counted in memory on the request
+// path (a few map lookups and additions), and written to the store in batches, off the request path:
 // once a second and when the gateway stops. A batch whose write failed is sent again, the same
 // rows under the same id, before anything newer: the store adds a batch at most once
 // (store/types.ts), so a write that timed out but ran anyway (a stalled Redis that resumes) is
 // not counted twice, and nothing is lost while the store is away. Counts made meanwhile wait in
-// memory (one row per day, key, chain and route, however long the wait). A crash loses at most
-// the last second.
+// memory (one row per hour, key, account, chain and route, however long the wait). A crash loses
+// at most the last second. Each row of a batch names its hour: the store adds it to its daily row
+// and to its hourly row in the same write (store/types.ts, UsageStore.addUsage), so a day's hourly
+// rows always sum to its daily row. The account is the key's (KeyRecord.account, keys/ring.ts:
+// ApiKey.usageAccount) when the request was counted: a key moved to another account counts under
+// the new one from then on, and its earlier rows stay the old one's.
 //
 // Joined to the in-process quota store (quota/memory.ts: without Redis, where the ledgers live in
 // the same store as the usage rows), the credits are counted when they are billed: the quota
@@ -22,23 +26,25 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { outcomeUnknown, type UsageBatch, type UsageCounts, type UsageRow } from '../store/types.js';
 import { ThrottledWarning } from '../observability/throttled-log.js';
-import { DAY_MS, utcDay } from '../store/day.js';
+import { HOUR_MS, utcHour } from '../store/day.js';
 import { zeroCounts } from '../store/records.js';
 
 /** How often counts are written to the store. */
 export const USAGE_FLUSH_MS = 1_000;
 
 type Counts = UsageCounts;
+/** hour -> key id -> account -> chain -> route -> counts. */
+type Pending = Map<string, Map<string, Map<string, Map<string, Map<string, Counts>>>>>;
 /** A batch of this recorder's: its rows are its own, with every counter. */
 type Batch = UsageBatch & { rows: (UsageRow & Counts)[] };
 const zero = (): Counts => zeroCounts();
 
 export class UsageRecorder {
-  /** day -> key id -> chain -> route -> counts: no string built per request. */
-  private pending = new Map<string, Map<string, Map<string, Map<string, Counts>>>>();
-  /** The day of the last instant seen, and when it ends: one Date per day, not one per request. */
-  private day = '';
-  private dayEnds = 0;
+  /** hour -> key id -> account -> chain -> route -> counts: no string built per request. */
+  private pending: Pending = new Map();
+  /** The hour of the last instant seen, and when it ends: one Date per hour, not one per request. */
+  private hour = '';
+  private hourEnds = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   /**
@@ -85,17 +91,18 @@ export class UsageRecorder {
     this.creditsElsewhere = true;
   }
 
-  private dayOf(nowMs: number): string {
-    if (nowMs >= this.dayEnds || nowMs < this.dayEnds - DAY_MS) {
-      this.day = utcDay(nowMs);
-      this.dayEnds = Date.parse(`${this.day}T00:00:00Z`) + DAY_MS;
+  /** The UTC hour of an instant (`YYYY-MM-DDTHH:00:00Z`, store/day.ts). */
+  private hourOf(nowMs: number): string {
+    if (nowMs >= this.hourEnds || nowMs < this.hourEnds - HOUR_MS) {
+      this.hour = utcHour(nowMs);
+      this.hourEnds = Date.parse(this.hour) + HOUR_MS;
     }
-    return this.day;
+    return this.hour;
   }
 
-  /** Credits billed (a refund: negative) to a request of the key, at its decision's instant. */
-  bill(nowMs: number, keyId: string, chain: string, route: string, credits: number): void {
-    this.counts(this.dayOf(nowMs), keyId, chain, route).credits += credits;
+  /** Credits billed (a refund: negative) to a request of the key, at its decision's instant, under the key's account ('' for none). */
+  bill(nowMs: number, keyId: string, account: string, chain: string, route: string, credits: number): void {
+    this.counts(this.hourOf(nowMs), keyId, account, chain, route).credits += credits;
   }
 
   /**
@@ -106,8 +113,17 @@ export class UsageRecorder {
    * 5xx an error. A legacy error is HTTP 200 (status "0" in its body): not counted as either. (An
    * unknown route's 404 and a 405 are answered before the key step: never recorded.)
    */
-  record(nowMs: number, keyId: string, chain: string, route: string, status: number, credits: number, cacheHit: boolean): void {
-    const c = this.counts(this.dayOf(nowMs), keyId, chain, route);
+  record(
+    nowMs: number,
+    keyId: string,
+    account: string,
+    chain: string,
+    route: string,
+    status: number,
+    credits: number,
+    cacheHit: boolean,
+  ): void {
+    const c = this.counts(this.hourOf(nowMs), keyId, account, chain, route);
     c.requests++;
     if (this.joined === undefined && !this.creditsElsewhere) c.credits += credits;
     if (cacheHit) c.cacheHits++;
@@ -124,11 +140,13 @@ export class UsageRecorder {
     } else if (status >= 400) c.clientErrors++;
   }
 
-  private counts(day: string, keyId: string, chain: string, route: string): Counts {
-    let keys = this.pending.get(day);
-    if (!keys) this.pending.set(day, (keys = new Map<string, Map<string, Map<string, Counts>>>()));
-    let chains = keys.get(keyId);
-    if (!chains) keys.set(keyId, (chains = new Map<string, Map<string, Counts>>()));
+  private counts(hour: string, keyId: string, account: string, chain: string, route: string): Counts {
+    let keys = this.pending.get(hour);
+    if (!keys) this.pending.set(hour, (keys = new Map<string, Map<string, Map<string, Map<string, Counts>>>>()));
+    let accounts = keys.get(keyId);
+    if (!accounts) keys.set(keyId, (accounts = new Map<string, Map<string, Map<string, Counts>>>()));
+    let chains = accounts.get(account);
+    if (!chains) accounts.set(account, (chains = new Map<string, Map<string, Counts>>()));
     let routes = chains.get(chain);
     if (!routes) chains.set(chain, (routes = new Map<string, Counts>()));
     let c = routes.get(route);
@@ -141,7 +159,8 @@ export class UsageRecorder {
     let n = 0;
     for (const b of this.unsent) n += b.rows.length;
     if (this.taken) n += this.taken.rows.length;
-    for (const keys of this.pending.values()) for (const chains of keys.values()) for (const routes of chains.values()) n += routes.size;
+    for (const keys of this.pending.values())
+      for (const accounts of keys.values()) for (const chains of accounts.values()) for (const routes of chains.values()) n += routes.size;
     return n;
   }
 
@@ -166,9 +185,13 @@ export class UsageRecorder {
     const batch = this.pending;
     this.pending = new Map();
     const rows: (UsageRow & Counts)[] = [];
-    for (const [day, keys] of batch)
-      for (const [keyId, chains] of keys)
-        for (const [chain, routes] of chains) for (const [route, c] of routes) rows.push({ day, keyId, chain, route, ...c });
+    for (const [hour, keys] of batch) {
+      const day = hour.slice(0, 10);
+      for (const [keyId, accounts] of keys)
+        for (const [account, chains] of accounts)
+          for (const [chain, routes] of chains)
+            for (const [route, c] of routes) rows.push({ day, hour, keyId, account, chain, route, ...c });
+    }
     return { id: `${this.batchPrefix}-${++this.batches}`, rows };
   }
 
@@ -195,7 +218,7 @@ export class UsageRecorder {
   /**
    * Joined: how the write of the last `takeBatches` went. Written: nothing waits. Failed and
    * certainly nothing written: the new batch's counts go back to pending (no id spent, so a long
-   * outage keeps one row per day, key, chain and route). Failed with its outcome unknown: the new
+   * outage keeps one row per hour, key, account, chain and route). Failed with its outcome unknown: the new
    * batch waits to be sent again under its id, as the older ones do.
    */
   settle(err?: unknown): void {
@@ -213,7 +236,7 @@ export class UsageRecorder {
       return;
     }
     for (const r of taken.rows) {
-      const c = this.counts(r.day, r.keyId, r.chain, r.route);
+      const c = this.counts(r.hour ?? `${r.day}T00:00:00Z`, r.keyId, r.account, r.chain, r.route);
       c.requests += r.requests;
       c.credits += r.credits;
       c.cacheHits += r.cacheHits;

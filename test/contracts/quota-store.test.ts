@@ -389,7 +389,7 @@ describe.each(keepingDayAndMonth)('a plan change between a daily and a monthly p
       periodId: taken.periodId,
       amount: taken.billed,
       fromTopup: taken.fromTopup,
-      usage: { nowMs: beforeMidnight, ...row },
+      usage: { nowMs: beforeMidnight, ...row, account: '' },
     });
     // Moved to a daily plan on the 3rd: the 30 of the 3rd spent, the 2nd's refund not taken off it.
     expect(await store.balance(d, 'daily', day3)).toMatchObject({ spent: 30 });

@@ -6,7 +6,7 @@
 //
 // Nothing sleeps: a test that expects a notice waits for it (`until`), with a deadline of a
 // second where the promise is "within a second".
-import { NO_TERMS, zeroCounts } from '../../src/store/records.js';
+import { COUNTERS, NO_TERMS, zeroCounts } from '../../src/store/records.js';
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -88,6 +88,7 @@ function row(day: string, keyId: string, chain: string, route: string, counts: P
   return {
     day,
     keyId,
+    account: '',
     chain,
     route,
     ...zeroCounts(),
@@ -706,6 +707,140 @@ describe.each(backends)('store contract: $name', (backend) => {
       await store.usage.pruneUsage(today(1));
       expect(await store.usage.listUsage({ from: today(-10), to: today(1) })).toEqual([]);
     });
+
+    it("each row counts in its day's row and in its hour's row: the hours of a day sum to the day, for every counter, once per batch", async () => {
+      const { store } = backend.world();
+      const [d0, d1] = [today(-1), today()];
+      const at = (day: string, h: number) => `${day}T${String(h).padStart(2, '0')}:00:00Z`;
+      const route = 'blocks/{block_hash_or_number_param}';
+      const deltas: UsageRow[] = [
+        { ...row(d1, 'key_h', '1', route, { requests: 3, credits: 60, cacheHits: 1, refused: 1, rateLimited: 1 }), hour: at(d1, 0) },
+        { ...row(d1, 'key_h', '1', route, { requests: 2, credits: -20, errors: 1, clientErrors: 1 }), hour: at(d1, 5) },
+        { ...row(d1, 'key_h', '1', route, { requests: 4, refused: 3, outOfCredits: 2, forbidden: 1 }), hour: at(d1, 23) },
+        { ...row(d1, 'key_h', '1', route, { requests: 1, credits: 20 }), hour: at(d1, 5) },
+        { ...row(d1, 'key_g', '10', 'stats', { requests: 7, credits: 140, cacheHits: 7 }), hour: at(d1, 5) },
+        { ...row(d0, 'key_h', '1', route, { requests: 9, credits: 180 }), hour: at(d0, 23) },
+      ];
+      const id = batch();
+      await store.usage.addUsage(deltas.slice(0, 3), batch());
+      await store.usage.addUsage(deltas.slice(3), id);
+      await store.usage.addUsage(deltas.slice(3), id); // sent again: nothing added to either
+      const hourly = await store.usage.listUsage({ from: d0, to: d1, granularity: 'hour' });
+      expect(hourly).toEqual([
+        { ...row(d0, 'key_h', '1', route, { requests: 9, credits: 180 }), hour: at(d0, 23) },
+        { ...row(d1, 'key_h', '1', route, { requests: 3, credits: 60, cacheHits: 1, refused: 1, rateLimited: 1 }), hour: at(d1, 0) },
+        { ...row(d1, 'key_g', '10', 'stats', { requests: 7, credits: 140, cacheHits: 7 }), hour: at(d1, 5) },
+        { ...row(d1, 'key_h', '1', route, { requests: 3, credits: 0, errors: 1, clientErrors: 1 }), hour: at(d1, 5) },
+        { ...row(d1, 'key_h', '1', route, { requests: 4, refused: 3, outOfCredits: 2, forbidden: 1 }), hour: at(d1, 23) },
+      ]);
+      const daily = await store.usage.listUsage({ from: d0, to: d1 });
+      expect(daily).toEqual([
+        row(d0, 'key_h', '1', route, { requests: 9, credits: 180 }),
+        row(d1, 'key_g', '10', 'stats', { requests: 7, credits: 140, cacheHits: 7 }),
+        row(d1, 'key_h', '1', route, {
+          requests: 10,
+          credits: 60,
+          cacheHits: 1,
+          refused: 4,
+          rateLimited: 1,
+          outOfCredits: 2,
+          forbidden: 1,
+          clientErrors: 1,
+          errors: 1,
+        }),
+      ]);
+      // Every daily row is the sum of its hours', counter by counter.
+      for (const d of daily) {
+        const hours = hourly.filter((h) => h.day === d.day && h.keyId === d.keyId && h.chain === d.chain && h.route === d.route);
+        const sums = Object.fromEntries(COUNTERS.map((c) => [c, hours.reduce((n, h) => n + h[c], 0)]));
+        expect(sums, `${d.day} ${d.keyId}`).toEqual(Object.fromEntries(COUNTERS.map((c) => [c, d[c]])));
+      }
+      // The query's filters apply to hourly rows as to daily ones.
+      expect(await store.usage.listUsage({ from: d1, to: d1, granularity: 'hour', keyIds: new Set(['key_h']), chain: '1', route })).toEqual(
+        hourly.slice(1).filter((h) => h.keyId === 'key_h'),
+      );
+      expect(await store.usage.listUsage({ from: d0, to: d0, granularity: 'day' })).toEqual(daily.slice(0, 1));
+    });
+
+    it('a batch of many day rows, each with several hours, adds every one to its day and its hour, once', async () => {
+      const { store } = backend.world();
+      const d = today();
+      const deltas = Array.from({ length: 3 * USAGE_ROWS_PER_CALL }, (_, i) => ({
+        ...row(d, `key_${Math.floor(i / 3) % 2}`, '1', `route-${String(Math.floor(i / 3)).padStart(3, '0')}`, {
+          requests: 1 + (i % 3),
+          credits: i,
+        }),
+        hour: `${d}T${String(i % 3).padStart(2, '0')}:00:00Z`,
+      }));
+      const id = batch();
+      await store.usage.addUsage(deltas, id);
+      await store.usage.addUsage(deltas, id);
+      const hourly = await store.usage.listUsage({ from: d, to: d, granularity: 'hour' });
+      const daily = await store.usage.listUsage({ from: d, to: d });
+      expect(hourly).toHaveLength(deltas.length);
+      expect(daily).toHaveLength(deltas.length / 3);
+      for (const c of ['requests', 'credits'] as const) {
+        const all = deltas.reduce((n, r) => n + r[c], 0);
+        expect(hourly.reduce((n, r) => n + r[c], 0)).toBe(all);
+        expect(daily.reduce((n, r) => n + r[c], 0)).toBe(all);
+      }
+      expect(hourly.map((r) => r.hour)).toEqual([...hourly.map((r) => r.hour!)].sort());
+    });
+
+    it("the account is part of a row's identity: a key counted under two accounts has a row under each, selected by `accounts`", async () => {
+      const { store } = backend.world();
+      const d = today();
+      const hour = `${d}T09:00:00Z`;
+      const under = (account: string, counts: Partial<UsageRow>, keyId = 'key_m') => ({ ...row(d, keyId, '1', 'stats', counts), account });
+      await store.usage.addUsage(
+        [
+          { ...under('', { requests: 1, credits: 20 }), hour },
+          { ...under('acc_one', { requests: 2, credits: 40 }), hour },
+          { ...under('acc_one', { requests: 1, refused: 1, rateLimited: 1 }), hour },
+          { ...under('acc_two', { requests: 4, credits: 80 }), hour },
+          { ...under('acc_two', { requests: 5 }, 'key_n'), hour },
+        ],
+        batch(),
+      );
+      const none = under('', { requests: 1, credits: 20 });
+      const one = under('acc_one', { requests: 3, credits: 40, refused: 1, rateLimited: 1 });
+      const two = under('acc_two', { requests: 4, credits: 80 });
+      const twoN = under('acc_two', { requests: 5 }, 'key_n');
+      expect(await store.usage.listUsage({ from: d, to: d })).toEqual([none, one, two, twoN]);
+      expect(await store.usage.listUsage({ from: d, to: d, accounts: new Set(['acc_two']) })).toEqual([two, twoN]);
+      expect(await store.usage.listUsage({ from: d, to: d, accounts: new Set(['acc_one', '']) })).toEqual([none, one]);
+      expect(await store.usage.listUsage({ from: d, to: d, accounts: new Set(['acc_two']), keyIds: new Set(['key_m']) })).toEqual([two]);
+      expect(await store.usage.listUsage({ from: d, to: d, accounts: new Set<string>() })).toEqual([]);
+      expect(await store.usage.listUsage({ from: d, to: d, granularity: 'hour', accounts: new Set(['acc_one']) })).toEqual([
+        { ...one, hour },
+      ]);
+    });
+
+    it('a row whose hour is not an hour of its day is refused, and nothing of its batch is written', async () => {
+      const { store } = backend.world();
+      const d = today();
+      const good = { ...row(d, 'key_q', '1', 'stats', { requests: 1 }), hour: `${d}T01:00:00Z` };
+      for (const hour of [`${today(-1)}T01:00:00Z`, `${d}T24:00:00Z`, `${d}T01:30:00Z`, `${d} 01:00`]) {
+        await expect(store.usage.addUsage([good, { ...good, hour }], batch())).rejects.toThrow(RangeError);
+      }
+      expect(await store.usage.listUsage({ from: today(-1), to: d })).toEqual([]);
+      expect(await store.usage.listUsage({ from: today(-1), to: d, granularity: 'hour' })).toEqual([]);
+    });
+
+    it('pruneHourlyUsage forgets the hourly rows of days before the given one and keeps their daily rows; pruneUsage forgets both', async () => {
+      const { store } = backend.world();
+      const deltas = [3, 2, 1, 0].map((ago) => ({
+        ...row(today(-ago), 'key_p', '1', 'stats', { requests: ago + 1 }),
+        hour: `${today(-ago)}T12:00:00Z`,
+      }));
+      await store.usage.addUsage(deltas, batch());
+      await store.usage.pruneHourlyUsage(today(-1));
+      expect(await store.usage.listUsage({ from: today(-10), to: today(), granularity: 'hour' })).toEqual(deltas.slice(2));
+      expect(await store.usage.listUsage({ from: today(-10), to: today() })).toEqual(deltas.map(({ hour: _, ...daily }) => daily));
+      await store.usage.pruneUsage(today());
+      expect(await store.usage.listUsage({ from: today(-10), to: today(), granularity: 'hour' })).toEqual(deltas.slice(3));
+      expect(await store.usage.listUsage({ from: today(-10), to: today() })).toEqual(deltas.slice(3).map(({ hour: _, ...daily }) => daily));
+    });
   });
 
   it('holds no secret: the only stored values beginning with egw_ are the shown prefixes, and no secret appears anywhere', async () => {
@@ -1128,6 +1263,72 @@ describe('Redis store', () => {
     },
   );
 
+  it.each([redis, cluster])(
+    '$name: a day row and its hours go in one script call: a batch whose first call alone ran, sent again, keeps every day equal to its hours',
+    async (b) => {
+      const { store } = b.world();
+      const d = today();
+      // Each day row with its three hours: 4 rows a unit, USAGE_ROWS_PER_CALL / 4 units a call.
+      const deltas = Array.from({ length: 3 * USAGE_ROWS_PER_CALL }, (_, i) => ({
+        ...row(d, 'key_u', '1', `route-${String(Math.floor(i / 3)).padStart(3, '0')}`, { requests: 1, credits: i }),
+        hour: `${d}T${String(10 + (i % 3))}:00:00Z`,
+      }));
+      const id = batch();
+      await store.usage.addUsage(deltas.slice(0, (USAGE_ROWS_PER_CALL / 4) * 3), id);
+      const first = await store.usage.listUsage({ from: d, to: d });
+      expect(first).toHaveLength(USAGE_ROWS_PER_CALL / 4);
+      expect((await store.usage.listUsage({ from: d, to: d, granularity: 'hour' })).length).toBe(3 * first.length);
+      await store.usage.addUsage(deltas, id);
+      await store.usage.addUsage(deltas, id);
+      const daily = await store.usage.listUsage({ from: d, to: d });
+      const hourly = await store.usage.listUsage({ from: d, to: d, granularity: 'hour' });
+      expect(daily).toHaveLength(USAGE_ROWS_PER_CALL);
+      expect(hourly).toHaveLength(3 * USAGE_ROWS_PER_CALL);
+      for (const r of daily) {
+        const hours = hourly.filter((h) => h.route === r.route);
+        expect(hours.map((h) => h.hour)).toEqual([`${d}T10:00:00Z`, `${d}T11:00:00Z`, `${d}T12:00:00Z`]);
+        expect([hours.reduce((n, h) => n + h.requests, 0), hours.reduce((n, h) => n + h.credits, 0)]).toEqual([r.requests, r.credits]);
+        expect(r.requests).toBe(3);
+      }
+    },
+  );
+
+  it('lays out hourly rows and accounts as documented at the top of src/store/redis.ts, each hour hash with its own retention', async () => {
+    redis.world();
+    const p = redis.prefix();
+    const c = redis.client();
+    const store = new RedisStore(c, p, () => c.duplicate(), { retentionDays: 30, hourlyRetentionDays: 5 });
+    cleanups.push(() => store.close());
+    const d = today();
+    const old = today(-10); // past the hourly retention, within the daily one
+    await store.usage.addUsage(
+      [
+        { ...row(d, 'key_l', '1', 'a|b', { requests: 2, credits: 40 }), hour: `${d}T07:00:00Z` },
+        { ...row(d, 'key_l', '1', 'a|b', { requests: 1 }), account: 'acc_l', hour: `${d}T08:00:00Z` },
+        { ...row(old, 'key_l', '1', 'stats', { requests: 1 }), hour: `${old}T08:00:00Z` },
+      ],
+      batch(),
+    );
+    expect(await c.hgetall(`${p}usage:{${d}}:key:key_l`)).toEqual({
+      '1|a%7Cb': '2 40 0 0 0 0 0 0 0',
+      '1|a%7Cb|acc_l': '1 0 0 0 0 0 0 0 0',
+    });
+    expect(await c.hgetall(`${p}usage:{${d}}:hour:key_l`)).toEqual({
+      '07|1|a%7Cb': '2 40 0 0 0 0 0 0 0',
+      '08|1|a%7Cb|acc_l': '1 0 0 0 0 0 0 0 0',
+    });
+    const hourTtl = await c.pttl(`${p}usage:{${d}}:hour:key_l`);
+    expect(hourTtl).toBeLessThanOrEqual(dayEnd(d) + 5 * DAY_MS - Date.now() + 1_000);
+    expect(hourTtl).toBeGreaterThan(dayEnd(d) + 5 * DAY_MS - Date.now() - 5_000);
+    expect(await c.pttl(`${p}usage:{${d}}:key:key_l`)).toBeGreaterThan(dayEnd(d) + 29 * DAY_MS - Date.now());
+    // A day past the hourly retention: its day row, no hourly row.
+    expect(await c.exists(`${p}usage:{${old}}:key:key_l`)).toBe(1);
+    expect(await c.exists(`${p}usage:{${old}}:hour:key_l`)).toBe(0);
+    await store.usage.pruneHourlyUsage(today(1));
+    expect(await c.exists(`${p}usage:{${d}}:hour:key_l`)).toBe(0);
+    expect(await c.exists(`${p}usage:{${d}}:key:key_l`, `${p}usage:{${d}}:keys`)).toBe(2);
+  });
+
   it('an audit entry older than the last one is kept, at its own instant, and the lag it caused is remembered', async () => {
     const { store } = redis.world();
     const p = redis.prefix();
@@ -1182,6 +1383,26 @@ describe('Redis store', () => {
 });
 
 // --- SQLite only ---
+
+/**
+ * A file of the current schema taken back to version 7 (src/store/sqlite.ts, SCHEMA_V8 and after):
+ * the tables of later versions dropped, the usage table without its account (its rows of no account kept).
+ */
+function backToVersion7(db: Database.Database): void {
+  const v7 = new Set(['audit', 'keys', 'ledgers', 'meta', 'objects', 'sqlite_sequence', 'usage', 'usage_batches']);
+  for (const t of db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all()) {
+    if (!v7.has(t)) db.exec(`DROP TABLE "${t}"`);
+  }
+  db.exec(`CREATE TABLE usage_v7 (day TEXT NOT NULL, key_id TEXT NOT NULL, chain TEXT NOT NULL, route TEXT NOT NULL,
+      requests INTEGER NOT NULL, credits INTEGER NOT NULL, cache_hits INTEGER NOT NULL, refused INTEGER NOT NULL, errors INTEGER NOT NULL,
+      rate_limited INTEGER NOT NULL DEFAULT 0, out_of_credits INTEGER NOT NULL DEFAULT 0, forbidden INTEGER NOT NULL DEFAULT 0,
+      client_errors INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (day, key_id, chain, route)) STRICT, WITHOUT ROWID;
+    INSERT INTO usage_v7 SELECT day, key_id, chain, route, requests, credits, cache_hits, refused, errors,
+      rate_limited, out_of_credits, forbidden, client_errors FROM usage WHERE account = '';
+    DROP TABLE usage;
+    ALTER TABLE usage_v7 RENAME TO usage;`);
+  db.pragma('user_version = 7');
+}
 
 describe('SQLite store', () => {
   let dir = '';
@@ -1250,7 +1471,7 @@ describe('SQLite store', () => {
     try {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
-      expect(SQLITE_SCHEMA_VERSION).toBe(7);
+      expect(SQLITE_SCHEMA_VERSION).toBe(9);
       expect(db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all()).toEqual([
         'audit',
         'keys',
@@ -1260,6 +1481,8 @@ describe('SQLite store', () => {
         'sqlite_sequence',
         'usage',
         'usage_batches',
+        'usage_hours',
+        'webhook_deliveries',
       ]);
     } finally {
       db.close();
@@ -1270,9 +1493,11 @@ describe('SQLite store', () => {
     const file = join(dir, 'newer', 'store.db');
     mkdirSync(join(dir, 'newer'));
     const db = new Database(file);
-    db.pragma('user_version = 8');
+    db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION + 1}`);
     db.close();
-    expect(() => new SqliteStore(file)).toThrow('the store file has schema version 8; this gateway knows up to 7');
+    expect(() => new SqliteStore(file)).toThrow(
+      `the store file has schema version ${SQLITE_SCHEMA_VERSION + 1}; this gateway knows up to ${SQLITE_SCHEMA_VERSION}`,
+    );
   });
 
   it('brings a version 1 file to the current version, keeping its usage', async () => {
@@ -1282,7 +1507,8 @@ describe('SQLite store', () => {
     await first.usage.addUsage([usage], batch());
     await first.close();
     const db = new Database(file);
-    // What version 1 did not have, and its ledgers table of one period's spend.
+    // What version 1 did not have, its usage table of five counters, and its ledgers table of one period's spend.
+    backToVersion7(db);
     db.exec(`DROP TABLE usage_batches; DROP TABLE meta; DROP TABLE ledgers;
       ALTER TABLE keys DROP COLUMN terms; ALTER TABLE audit DROP COLUMN actor; DROP TABLE objects;
       ALTER TABLE usage DROP COLUMN rate_limited; ALTER TABLE usage DROP COLUMN out_of_credits;
@@ -1297,6 +1523,43 @@ describe('SQLite store', () => {
     await second.usage.addUsage([usage], again);
     await second.usage.addUsage([usage], again);
     expect((await second.usage.listUsage({ from: today(), to: today() }))[0]?.requests).toBe(6);
+  });
+
+  it('brings a version 7 file to version 8: its usage rows stay, under no account and with no hourly rows; later rows have both', async () => {
+    const file = join(dir, 'v7', 'store.db');
+    const first = new SqliteStore(file);
+    const d = today();
+    const old = row(d, 'key_v7', '1', 'stats', { requests: 3, credits: 60, refused: 1, rateLimited: 1 });
+    await first.usage.addUsage([{ ...old, hour: `${d}T05:00:00Z` }], batch());
+    await first.close();
+    const db = new Database(file);
+    backToVersion7(db);
+    db.close();
+
+    const second = new SqliteStore(file);
+    cleanups.push(() => second.close());
+    expect(await second.usage.listUsage({ from: d, to: d })).toEqual([old]);
+    expect(await second.usage.listUsage({ from: d, to: d, granularity: 'hour' })).toEqual([]);
+    const mine = { ...row(d, 'key_v7', '1', 'stats', { requests: 2, credits: 40 }), account: 'acc_v7' };
+    const none = row(d, 'key_v7', '1', 'stats', { requests: 1, credits: 20 });
+    await second.usage.addUsage(
+      [
+        { ...mine, hour: `${d}T07:00:00Z` },
+        { ...none, hour: `${d}T07:00:00Z` },
+      ],
+      batch(),
+    );
+    expect(await second.usage.listUsage({ from: d, to: d })).toEqual([{ ...old, requests: 4, credits: 80 }, mine]);
+    expect(await second.usage.listUsage({ from: d, to: d, granularity: 'hour' })).toEqual([
+      { ...none, hour: `${d}T07:00:00Z` },
+      { ...mine, hour: `${d}T07:00:00Z` },
+    ]);
+    const check = new Database(file, { readonly: true });
+    try {
+      expect(check.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+    } finally {
+      check.close();
+    }
   });
 
   it('brings a version 3 file to the current version: each ledger keeps its spend, as its day or month counter, under its row name', async () => {

@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { closedPort } from '../support/gateway.js';
+import { until } from '../support/wait.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -274,7 +275,9 @@ describe('the documented commands', () => {
     const t = await Terminal.open();
     open.push(t);
     await t.runPage(demo);
-    // What the demo printed is what the README shows (the ports aside; `…` stands for lines left out).
+    // What the demo printed is what the README shows (the ports aside; `…` stands for lines left out),
+    // once it has printed it: it sells at start through its admin API, after it answers /healthz.
+    await until(() => t.servers[0]!.output().includes('Ctrl-C stops both.'), 'the demo to print its commands', 60_000);
     const printed = anyPort(t.servers[0]!.output());
     for (const line of sampleAfter('README.md', '60-second demo')) {
       if (line.trim() === '…') continue;
@@ -283,7 +286,7 @@ describe('the documented commands', () => {
     await t.close();
     await t.runPage(shBlocks('README.md', ['Quick start']));
     await t.close();
-  }, 180_000);
+  }, 300_000);
 
   it('docs/cli.md, every block in order', async () => {
     const blocks = shBlocks('docs/cli.md');
@@ -292,5 +295,5 @@ describe('the documented commands', () => {
     open.push(t);
     await t.runPage(blocks);
     await t.close();
-  }, 120_000);
+  }, 300_000);
 });

@@ -227,7 +227,7 @@ describe('the CLI', () => {
     expect((await get(g, rolled.key)).status).toBe(200);
     const usage = await cli('usage', '--key', key.id, '--format', 'csv');
     expect(usage.stdout.split('\r\n')[0]).toBe(
-      'day,key,name,chain,route,requests,credits,cacheHits,refused,rateLimited,outOfCredits,forbidden,clientErrors,errors',
+      'day,key,name,chain,route,requests,credits,cacheHits,refused,rateLimited,outOfCredits,forbidden,clientErrors,errors,account',
     );
     expect(JSON.parse((await cli('keys', 'revoke', key.id)).stdout)).toEqual({ id: key.id, revoked: true });
     expect((await get(g, rolled.key)).status).toBe(401);

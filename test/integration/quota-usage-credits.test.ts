@@ -12,7 +12,7 @@ import { encodeUsage, QuotaScripts } from '../../src/quota/redis-scripts.js';
 import type { QuotaQuery } from '../../src/quota/types.js';
 import { listUsageCredits } from '../../src/quota/usage-credits.js';
 import { RATE_WINDOW_MS } from '../../src/quota/window.js';
-import { utcDay } from '../../src/store/day.js';
+import { HOUR_MS, utcDay, utcHour } from '../../src/store/day.js';
 import type { UsageRow } from '../../src/store/types.js';
 import { connect, deletePrefix, testPrefix } from '../support/redis.js';
 
@@ -86,7 +86,7 @@ async function load(
           periodId: d.periodId,
           amount: d.billed,
           fromTopup: d.fromTopup,
-          usage: { nowMs: q.nowMs, keyId: q.keyId!, chain: q.chain!, route: q.route! },
+          usage: { nowMs: q.nowMs, keyId: q.keyId!, account: q.usageAccount ?? '', chain: q.chain!, route: q.route! },
         });
         expected[row] -= d.billed;
       }
@@ -132,6 +132,46 @@ describe('usage credits with Redis', () => {
     expect(onChain10.every((r) => r.chain === '10' && r.keyId === `key_${b}`)).toBe(true);
   });
 
+  for (const leases of [false, true]) {
+    it(`count them per UTC hour too, in the same calls: each hour holds what was decided in it, and a day's hours sum to the day, per row and account (leases ${leases ? 'on' : 'off'})`, async () => {
+      const a = account();
+      const clock = { now: noon - 2 * HOUR_MS };
+      const store = new RedisQuotaStore(redis, prefix, { leases, now: () => clock.now });
+      const byHour: Record<string, Record<string, number>> = {};
+      // Three hours of today; the middle one's requests counted under a selling account.
+      for (const [h, over] of [
+        [-2, {}],
+        [-1, { usageAccount: 'acc_uc' }],
+        [0, {}],
+      ] as const) {
+        clock.now = noon + h * HOUR_MS + 1_000;
+        const expected = await load(store, a, 300, 6, 5, { nowMs: clock.now, ...over });
+        byHour[`${utcHour(clock.now)} ${'usageAccount' in over ? over.usageAccount : ''}`] = expected;
+        // The lease of this hour lives on until the next hour's first call (or the close) settles it.
+      }
+      await store.close();
+      const daily = await listUsageCredits(redis, store.keys, { from: today, to: today }, [a]);
+      const hourly = await listUsageCredits(redis, store.keys, { from: today, to: today, granularity: 'hour' }, [a]);
+      expect(sum(daily)).toBe(await charged(a));
+      expect(sum(hourly)).toBe(sum(daily));
+      for (const [at, expected] of Object.entries(byHour)) {
+        const [hour, acc] = at.split(' ') as [string, string];
+        const rows = hourly.filter((r) => r.hour === hour);
+        expect(rows.every((r) => r.account === acc && r.day === today)).toBe(true);
+        expect(byRow(rows)).toEqual(Object.fromEntries(Object.entries(expected).filter(([, c]) => c !== 0)));
+      }
+      for (const d of daily) {
+        const hours = hourly.filter((r) => r.keyId === d.keyId && r.chain === d.chain && r.route === d.route && r.account === d.account);
+        expect(hours.length).toBeGreaterThan(0);
+        expect(sum(hours), `${d.chain} ${d.route} ${d.account}`).toBe(d.credits);
+      }
+      expect(new Set(daily.map((r) => r.account))).toEqual(new Set(['', 'acc_uc']));
+      expect(await listUsageCredits(redis, store.keys, { from: today, to: today, accounts: new Set(['acc_uc']) }, [a])).toEqual(
+        daily.filter((r) => r.account === 'acc_uc'),
+      );
+    });
+  }
+
   it("a lease its process never settled (a crash) bills nothing and counts nothing; the survivor's spend counts once", async () => {
     const a = account();
     const crashed = new RedisQuotaStore(redis, prefix, { now: () => noon });
@@ -172,6 +212,8 @@ describe('usage credits with Redis', () => {
       callKey: keys.call(a, callId),
       usageKey: keys.usageCredits(a, today),
       backUsageKey: keys.usageCredits(a, today),
+      usageHourKey: keys.usageHourCredits(a, today),
+      backUsageHourKey: keys.usageHourCredits(a, today),
     });
     const args = {
       nowMs: noon,
@@ -193,6 +235,10 @@ describe('usage credits with Redis', () => {
       callRecordMs: 60_000,
       usageTtlMs: 3_600_000,
       backUsageTtlMs: 3_600_000,
+      usageHour: '12',
+      backUsageHour: '12',
+      usageHourTtlMs: 3_600_000,
+      backUsageHourTtlMs: 3_600_000,
       backUsage: encodeUsage([]),
       redoWindowStartMs: 0,
       redoSlots: 0,
@@ -206,13 +252,22 @@ describe('usage credits with Redis', () => {
       topupKey: keys.topup(a),
       reservationsKey: keys.reservations(a, period.id),
       usageKey: keys.usageCredits(a, today),
+      usageHourKey: keys.usageHourCredits(a, today),
     });
     await scripts.decide(callKeys('one'), args);
     expect(await redis.hgetall(keys.usageCredits(a, today))).toEqual({ [field]: '20', [usageCreditField(`key_${a}`, '1', 'txs|x')]: '5' });
-    expect(await scripts.void(voidKeys('one'), { leaseId: '', callRecordMs: 60_000 })).toBe(1);
+    expect(await redis.hgetall(keys.usageHourCredits(a, today))).toEqual({
+      [`12|${field}`]: '20',
+      [`12|${usageCreditField(`key_${a}`, '1', 'txs|x')}`]: '5',
+    });
+    expect(await scripts.void(voidKeys('one'), { leaseId: '', usageHour: '12', callRecordMs: 60_000 })).toBe(1);
     expect(await redis.hgetall(keys.usageCredits(a, today))).toEqual({ [field]: '0', [usageCreditField(`key_${a}`, '1', 'txs|x')]: '0' });
+    expect(await redis.hgetall(keys.usageHourCredits(a, today))).toEqual({
+      [`12|${field}`]: '0',
+      [`12|${usageCreditField(`key_${a}`, '1', 'txs|x')}`]: '0',
+    });
     // Voided first, run later: nothing billed, nothing counted.
-    await scripts.void(voidKeys('two'), { leaseId: '', callRecordMs: 60_000 });
+    await scripts.void(voidKeys('two'), { leaseId: '', usageHour: '12', callRecordMs: 60_000 });
     await scripts.decide(callKeys('two'), args);
     expect(await listUsageCredits(redis, keys, { from: today, to: today }, [a])).toEqual([]);
     expect(await charged(a)).toBe(0);

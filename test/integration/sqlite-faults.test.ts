@@ -183,9 +183,11 @@ describe('ledger rows', () => {
     const writer = new SqliteStore(file);
     await writer.close();
     const db = new Database(file);
-    db.exec(`DROP TABLE meta; DROP TABLE ledgers; ALTER TABLE keys DROP COLUMN terms; ALTER TABLE audit DROP COLUMN actor; DROP TABLE objects;
-      ALTER TABLE usage DROP COLUMN rate_limited; ALTER TABLE usage DROP COLUMN out_of_credits;
-      ALTER TABLE usage DROP COLUMN forbidden; ALTER TABLE usage DROP COLUMN client_errors;
+    db.exec(`DROP TABLE IF EXISTS webhook_deliveries; DROP TABLE meta; DROP TABLE ledgers; ALTER TABLE keys DROP COLUMN terms; ALTER TABLE audit DROP COLUMN actor; DROP TABLE objects;
+      DROP TABLE usage_hours; DROP TABLE usage;
+      CREATE TABLE usage (day TEXT NOT NULL, key_id TEXT NOT NULL, chain TEXT NOT NULL, route TEXT NOT NULL,
+        requests INTEGER NOT NULL, credits INTEGER NOT NULL, cache_hits INTEGER NOT NULL, refused INTEGER NOT NULL,
+        errors INTEGER NOT NULL, PRIMARY KEY (day, key_id, chain, route)) STRICT, WITHOUT ROWID;
       CREATE TABLE ledgers (account TEXT PRIMARY KEY, period_id TEXT NOT NULL, spent INTEGER NOT NULL, topup INTEGER NOT NULL) STRICT;`);
     const insert = db.prepare<[string, string, number, number]>(
       'INSERT INTO ledgers (account, period_id, spent, topup) VALUES (?, ?, ?, ?)',

@@ -111,12 +111,12 @@ describe.each(['sqlite', 'redis', 'postgres'] as const)('usage split by cause (%
     const csv = await admin.get<string>(`/usage?key=${k.id}&format=csv`);
     const lines = csv.body.split('\r\n').filter((l) => l !== '');
     expect(lines[0]).toBe(
-      'day,key,name,chain,route,requests,credits,cacheHits,refused,rateLimited,outOfCredits,forbidden,clientErrors,errors',
+      'day,key,name,chain,route,requests,credits,cacheHits,refused,rateLimited,outOfCredits,forbidden,clientErrors,errors,account',
     );
-    // stats: refused by the routes rule; token-balances: one served, one 422, one over the rate.
+    // stats: refused by the routes rule; token-balances: one served, one 422, one over the rate. No account: ''.
     expect(lines.slice(1).map((l) => l.split(',').slice(4).join(','))).toEqual([
-      'stats,1,0,0,1,0,0,1,0,0',
-      `token-balances,3,${lines[2]!.split(',')[6]},0,1,1,0,0,1,0`,
+      'stats,1,0,0,1,0,0,1,0,0,',
+      `token-balances,3,${lines[2]!.split(',')[6]},0,1,1,0,0,1,0,`,
     ]);
   });
 });

@@ -47,7 +47,7 @@ describe('usage after writes whose outcome is unknown', () => {
     const day = utcDay(now);
     let sent = 0;
     for (let flush = 0; flush < 6; flush++) {
-      for (let i = 0; i < 10; i++, sent++) recorder.record(now, 'key_a', '1', 'stats', 200, 20, i % 2 === 0);
+      for (let i = 0; i < 10; i++, sent++) recorder.record(now, 'key_a', '', '1', 'stats', 200, 20, i % 2 === 0);
       await recorder.flush();
     }
     await recorder.close();
@@ -55,6 +55,7 @@ describe('usage after writes whose outcome is unknown', () => {
       {
         day,
         keyId: 'key_a',
+        account: '',
         chain: '1',
         route: 'stats',
         requests: sent,
@@ -75,8 +76,8 @@ describe('usage after writes whose outcome is unknown', () => {
     const now = Date.now();
     const day = utcDay(now);
     for (let flush = 0; flush < 5; flush++) {
-      recorder.record(now, 'key_b', '10', 'stats', 402, 0, false);
-      recorder.record(now, 'key_b', '10', 'stats', 200, 20, false);
+      recorder.record(now, 'key_b', '', '10', 'stats', 402, 0, false);
+      recorder.record(now, 'key_b', '', '10', 'stats', 200, 20, false);
       await recorder.flush();
     }
     await recorder.close();
@@ -84,6 +85,7 @@ describe('usage after writes whose outcome is unknown', () => {
       {
         day,
         keyId: 'key_b',
+        account: '',
         chain: '10',
         route: 'stats',
         requests: 10,

@@ -49,6 +49,7 @@ const BACKENDS: { name: string; open: () => Store; poison: (rows: LedgerRow[], b
           {
             day: '2026-11-26',
             keyId: 'x',
+            account: '',
             chain: '1',
             route: 'x',
             requests: 1,
@@ -119,10 +120,10 @@ describe.each(BACKENDS)('ledgers and usage written in one transaction: $name', (
           periodId: d.periodId,
           amount: 20,
           fromTopup: 0,
-          usage: { nowMs: now, keyId: 'key_a', chain: '1', route: 'stats' },
+          usage: { nowMs: now, keyId: 'key_a', account: '', chain: '1', route: 'stats' },
         });
       }
-      recorder.record(now, 'key_a', '1', 'stats', status, status >= 500 ? 0 : 20, false);
+      recorder.record(now, 'key_a', '', '1', 'stats', status, status >= 500 ? 0 : 20, false);
     };
     const spent = async () => {
       const reader = new MemoryQuotaStore(persistence);
@@ -157,14 +158,14 @@ describe.each(BACKENDS)('ledgers and usage written in one transaction: $name', (
 
     // A refund after its batch was written takes the credits off both in the next write.
     const d = quota.decide(q());
-    recorder.record(now, 'key_a', '1', 'stats', 200, 20, false);
+    recorder.record(now, 'key_a', '', '1', 'stats', 200, 20, false);
     await quota.flush();
     void quota.refund({
       account: 'acct',
       periodId: d.periodId,
       amount: 20,
       fromTopup: 0,
-      usage: { nowMs: now, keyId: 'key_a', chain: '1', route: 'stats' },
+      usage: { nowMs: now, keyId: 'key_a', account: '', chain: '1', route: 'stats' },
     });
     await quota.close();
     expect(await spent()).toBe(14 * 20);

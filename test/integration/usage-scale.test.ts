@@ -70,7 +70,7 @@ const counts = (k: number, r: number): UsageCounts => ({
   clientErrors: 1 + ((k + r) % 3),
   errors: 1 + (r % 4),
 });
-const rowOf = (k: number, r: number): UsageRow => ({ day, keyId: keyId(k), chain: CHAIN, route: ROUTES[r]!, ...counts(k, r) });
+const rowOf = (k: number, r: number): UsageRow => ({ day, keyId: keyId(k), account: '', chain: CHAIN, route: ROUTES[r]!, ...counts(k, r) });
 /** Key k's rows as a report lists them: by chain, then route. */
 const rowsOf = (k: number) => ROUTES.map((_, r) => rowOf(k, r)).sort((a, b) => (a.route < b.route ? -1 : 1));
 const sum = (rows: readonly UsageRow[], c: keyof UsageCounts) => rows.reduce((s, r) => s + (r[c] ?? 0), 0);

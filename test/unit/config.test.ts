@@ -78,6 +78,18 @@ describe('configuration', () => {
     expect(problems(`${MINIMAL}\nmetrics: { perKey: yes please }\n`)).toEqual(['test.yaml:9: metrics.perKey: expected true or false']);
   });
 
+  it('usage.hourlyRetentionDays: 35 days unless set, a positive integer (issue 25, item 5)', () => {
+    expect(parseConfig(MINIMAL, 't', {}).usage).toEqual({ enabled: true, retentionDays: 400, hourlyRetentionDays: 35 });
+    expect(parseConfig(`${MINIMAL}\nusage: { retentionDays: 30 }\n`, 't', {}).usage.hourlyRetentionDays).toBe(35);
+    expect(parseConfig(`${MINIMAL}\nusage: { hourlyRetentionDays: 7 }\n`, 't', {}).usage).toMatchObject({
+      retentionDays: 400,
+      hourlyRetentionDays: 7,
+    });
+    expect(problems(`${MINIMAL}\nusage: { hourlyRetentionDays: 0 }\n`)).toEqual([
+      expect.stringMatching(/^test\.yaml:9: usage\.hourlyRetentionDays: /),
+    ]);
+  });
+
   it('rejects unknown keys anywhere', () => {
     expect(problems(`${MINIMAL}\nlog: { level: info, colour: true }\n`)).toEqual(['test.yaml:9: log.colour: unknown key']);
   });

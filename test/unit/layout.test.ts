@@ -37,9 +37,25 @@ const ALLOWED: Record<string, readonly string[]> = {
   quota: ['config', 'observability', 'redis', 'store'],
   keys: ['auth', 'config', 'store'],
   // The pipeline, in the contract's order.
-  request: ['auth', 'cache', 'config', 'finality', 'http', 'keys', 'observability', 'quota', 'routes', 'rpc', 'upstream', 'usage'],
+  // Events to webhooks, and their delivery: beside the pipeline, which tells it of decisions.
+  webhooks: ['auth', 'config', 'keys', 'observability', 'quota', 'store'],
+  request: [
+    'auth',
+    'cache',
+    'config',
+    'finality',
+    'http',
+    'keys',
+    'observability',
+    'quota',
+    'routes',
+    'rpc',
+    'upstream',
+    'usage',
+    'webhooks',
+  ],
   // The admin API, on its own listener.
-  admin: ['config', 'http', 'keys', 'quota', 'request', 'store'],
+  admin: ['auth', 'config', 'http', 'keys', 'quota', 'request', 'store', 'webhooks'],
   // Composition: what lives as long as the process, state, the listeners.
   app: [
     'admin',
@@ -58,6 +74,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'store',
     'upstream',
     'usage',
+    'webhooks',
   ],
   // The cluster's primary process.
   process: [],

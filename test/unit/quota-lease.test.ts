@@ -132,6 +132,7 @@ describe('settlement', () => {
       periodStartMs: day.startMs,
       periodEndMs: day.endMs,
       day: '2026-11-26',
+      hour: '12',
       usage: [],
     });
     expect(l).toMatchObject({ id: '', slots: 0, allowance: 0, topup: 0, grantedAllowance: 0, grantedTopup: 0 });
@@ -167,10 +168,18 @@ describe('usage rows', () => {
     expect(covers(l, query({ nowMs: late + 100 }))).toBe(false);
   });
 
+  it('decides only requests of its UTC hour: the hour a usage row counts in', () => {
+    const late = Date.UTC(2026, 10, 26, 13, 59, 59, 900);
+    const l = leased(grant({ windowStartMs: late }));
+    expect(covers(l, query({ nowMs: late + 50 }))).toBe(true);
+    expect(covers(l, query({ nowMs: late + 100 }))).toBe(false);
+    expect(settlement(l)).toMatchObject({ day: '2026-11-26', hour: '13' });
+  });
+
   it('gives a refund back only into the usage row it was spent on', () => {
     const l = leased(grant({ allowance: 100 }));
     spend(l, query({ cost: 10, ...row, route: 'blocks' }));
-    const usage = { nowMs: noon + 100, ...row, route: 'blocks' };
+    const usage = { nowMs: noon + 100, ...row, account: '', route: 'blocks' };
     expect(giveBack(l, { account: 'acct', periodId: day.id, amount: 10, fromTopup: 0, usage: { ...usage, route: 'txs' } })).toBe(false);
     expect(giveBack(l, { account: 'acct', periodId: day.id, amount: 10, fromTopup: 0, usage: { ...usage, nowMs: noon - DAY_MS } })).toBe(
       false,

@@ -44,6 +44,7 @@ const key: ApiKey = {
   id: 'key_d',
   name: 'k',
   account: 'd',
+  usageAccount: '',
   expiresAt: undefined,
   owner: undefined,
   source: 'runtime',

@@ -6,8 +6,10 @@ import type { AdminService, UsageItem } from '../service.js';
 import { ADMIN_ROUTES as R, at } from '../surface.js';
 import { parseQuery } from '../validate.js';
 
+/** The CSV columns, in order; `hour` only in hourly CSV, `account` last, so that the columns before keep their places. */
 const COLUMNS = [
   'day',
+  'hour',
   'key',
   'name',
   'chain',
@@ -21,6 +23,7 @@ const COLUMNS = [
   'forbidden',
   'clientErrors',
   'errors',
+  'account',
 ] as const;
 
 /**
@@ -43,8 +46,9 @@ const csvField = (v: string | number) => {
   return s !== v || /[",;\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 };
 
-export function usageCsv(items: readonly UsageItem[]): string {
-  const lines = [COLUMNS.join(','), ...items.map((i) => COLUMNS.map((c) => csvField(i[c] ?? '')).join(','))];
+export function usageCsv(items: readonly UsageItem[], hourly = false): string {
+  const columns = hourly ? COLUMNS : COLUMNS.filter((c) => c !== 'hour');
+  const lines = [columns.join(','), ...items.map((i) => columns.map((c) => csvField(i[c] ?? '')).join(','))];
   return `${lines.join('\r\n')}\r\n`;
 }
 
@@ -63,9 +67,9 @@ export function registerRecordRoutes(api: FastifyInstance, service: AdminService
       return reply
         .code(R.usage.answer.status)
         .header('content-type', 'text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="usage-${from}-${to}.csv"`)
+        .header('content-disposition', `attachment; filename="usage-${from}-${to}${q.granularity === 'hour' ? '-hourly' : ''}.csv"`)
         .header('cache-control', 'no-store')
-        .send(usageCsv(items));
+        .send(usageCsv(items, q.granularity === 'hour'));
     },
   });
 }
