@@ -258,3 +258,43 @@ export function matches(d: Delivery, q: ListArgs): boolean {
     (q.type === undefined || d.type === q.type)
   );
 }
+
+/**
+ * A delivery as the SQL stores keep it (outbox-sqlite.ts, outbox-postgres.ts): times as numbers,
+ * or as strings where the driver gives bigint columns so (pg: int8 may exceed 2^53).
+ */
+export interface DeliverySqlRow {
+  id: string;
+  event_id: string;
+  type: string;
+  webhook: string;
+  key_id: string;
+  body: string;
+  created_at: number | string;
+  status: string;
+  attempts: number;
+  next_attempt_at: number | string;
+  last_attempt_at: number | string;
+  last_status: number;
+  last_error: string;
+  delivered_at: number | string;
+}
+
+export function deliveryFromSqlRow(r: DeliverySqlRow): Delivery {
+  return {
+    id: r.id,
+    eventId: r.event_id,
+    type: r.type,
+    webhook: r.webhook,
+    keyId: r.key_id,
+    body: r.body,
+    createdAt: Number(r.created_at),
+    status: r.status as DeliveryStatus,
+    attempts: r.attempts,
+    nextAttemptAt: Number(r.next_attempt_at),
+    lastAttemptAt: Number(r.last_attempt_at),
+    lastStatus: r.last_status,
+    lastError: r.last_error,
+    deliveredAt: Number(r.delivered_at),
+  };
+}

@@ -9,7 +9,7 @@
 // two claims never take the same delivery
 // (https://www.postgresql.org/docs/current/sql-select.html#SQL-FOR-UPDATE-SHARE).
 import type pg from 'pg';
-import type { Delivery, DeliveryPage, DeliveryQuery, DeliveryStatus, NewDelivery, OutboxStore, Settlement } from './outbox.js';
+import type { Delivery, DeliveryPage, DeliveryQuery, NewDelivery, OutboxStore, Settlement } from './outbox.js';
 import {
   checkClaim,
   checkInstant,
@@ -17,6 +17,8 @@ import {
   checkPruneBefore,
   checkQuery,
   checkSettle,
+  deliveryFromSqlRow,
+  type DeliverySqlRow,
   compareCodePoints,
   EMPTY_PAGE,
   encodeCursor,
@@ -52,45 +54,8 @@ CREATE INDEX webhook_deliveries_webhook ON ${s}.webhook_deliveries (webhook, cre
 CREATE INDEX webhook_deliveries_key ON ${s}.webhook_deliveries (key_id, created_at, id);
 `;
 
-/** As pg returns them: bigint columns as strings (int8 may exceed 2^53), integer ones as numbers. */
-interface DeliveryDbRow {
-  id: string;
-  event_id: string;
-  type: string;
-  webhook: string;
-  key_id: string;
-  body: string;
-  created_at: string;
-  status: string;
-  attempts: number;
-  next_attempt_at: string;
-  last_attempt_at: string;
-  last_status: number;
-  last_error: string;
-  delivered_at: string;
-}
-
 const COLUMNS =
   'id, event_id, type, webhook, key_id, body, created_at, status, attempts, next_attempt_at, last_attempt_at, last_status, last_error, delivered_at';
-
-function fromRow(r: DeliveryDbRow): Delivery {
-  return {
-    id: r.id,
-    eventId: r.event_id,
-    type: r.type,
-    webhook: r.webhook,
-    keyId: r.key_id,
-    body: r.body,
-    createdAt: Number(r.created_at),
-    status: r.status as DeliveryStatus,
-    attempts: r.attempts,
-    nextAttemptAt: Number(r.next_attempt_at),
-    lastAttemptAt: Number(r.last_attempt_at),
-    lastStatus: r.last_status,
-    lastError: r.last_error,
-    deliveredAt: Number(r.delivered_at),
-  };
-}
 
 /** One statement in the store's schema, once it is migrated (PostgresStore's `query`). */
 export type PostgresQuery = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
@@ -131,7 +96,7 @@ export class PostgresOutbox implements OutboxStore {
 
   async claim(now: number, leaseMs: number, limit: number): Promise<Delivery[]> {
     const args = checkClaim(now, leaseMs, limit);
-    const { rows } = await this.query<DeliveryDbRow & { was: string }>(
+    const { rows } = await this.query<DeliverySqlRow & { was: string }>(
       `WITH due AS (
          SELECT id, next_attempt_at AS was FROM ${this.s}.webhook_deliveries
          WHERE status = 'pending' AND next_attempt_at <= $1
@@ -148,7 +113,7 @@ export class PostgresOutbox implements OutboxStore {
     );
     // Oldest nextAttemptAt first, as they were taken.
     rows.sort((a, b) => Number(a.was) - Number(b.was) || compareCodePoints(a.id, b.id));
-    return rows.map(fromRow);
+    return rows.map(deliveryFromSqlRow);
   }
 
   async settle(id: string, attempts: number, outcome: Settlement): Promise<boolean> {
@@ -168,14 +133,14 @@ export class PostgresOutbox implements OutboxStore {
   async getDelivery(id: string): Promise<Delivery | undefined> {
     const key = lookupId(id);
     if (key === undefined) return undefined;
-    const { rows } = await this.query<DeliveryDbRow>(`SELECT ${COLUMNS} FROM ${this.s}.webhook_deliveries WHERE id = $1`, [key]);
-    return rows[0] && fromRow(rows[0]);
+    const { rows } = await this.query<DeliverySqlRow>(`SELECT ${COLUMNS} FROM ${this.s}.webhook_deliveries WHERE id = $1`, [key]);
+    return rows[0] && deliveryFromSqlRow(rows[0]);
   }
 
   async listDeliveries(query: DeliveryQuery): Promise<DeliveryPage> {
     const q = checkQuery(query);
     if (q.none) return EMPTY_PAGE();
-    const { rows } = await this.query<DeliveryDbRow>(
+    const { rows } = await this.query<DeliverySqlRow>(
       `SELECT ${COLUMNS} FROM ${this.s}.webhook_deliveries
        WHERE ($1::text IS NULL OR webhook = $1)
          AND ($2::text IS NULL OR status = $2)
@@ -187,7 +152,7 @@ export class PostgresOutbox implements OutboxStore {
       // One more than the page: whether there is a next one.
       [q.webhook ?? null, q.status ?? null, q.keyId ?? null, q.type ?? null, q.after?.createdAt ?? null, q.after?.id ?? null, q.limit + 1],
     );
-    const page = rows.slice(0, q.limit).map(fromRow);
+    const page = rows.slice(0, q.limit).map(deliveryFromSqlRow);
     const last = page[page.length - 1];
     return { deliveries: page, nextCursor: rows.length > q.limit && last ? encodeCursor(last) : null };
   }

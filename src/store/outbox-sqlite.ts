@@ -11,7 +11,7 @@
 // the function given to `db.transaction` inside BEGIN and COMMIT, and rolls back when it throws
 // (https://github.com/WiseLibs/better-sqlite3/blob/master/docs/api.md#transactionfunction---function).
 import type Database from 'better-sqlite3';
-import type { Delivery, DeliveryPage, DeliveryQuery, DeliveryStatus, NewDelivery, OutboxStore, Settlement } from './outbox.js';
+import type { Delivery, DeliveryPage, DeliveryQuery, NewDelivery, OutboxStore, Settlement } from './outbox.js';
 import {
   checkClaim,
   checkInstant,
@@ -19,6 +19,8 @@ import {
   checkPruneBefore,
   checkQuery,
   checkSettle,
+  deliveryFromSqlRow,
+  type DeliverySqlRow,
   EMPTY_PAGE,
   encodeCursor,
   lookupId,
@@ -54,42 +56,6 @@ CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook, created_
 CREATE INDEX webhook_deliveries_key ON webhook_deliveries (key_id, created_at, id);
 `;
 
-interface DeliveryRow {
-  id: string;
-  event_id: string;
-  type: string;
-  webhook: string;
-  key_id: string;
-  body: string;
-  created_at: number;
-  status: string;
-  attempts: number;
-  next_attempt_at: number;
-  last_attempt_at: number;
-  last_status: number;
-  last_error: string;
-  delivered_at: number;
-}
-
-function fromRow(r: DeliveryRow): Delivery {
-  return {
-    id: r.id,
-    eventId: r.event_id,
-    type: r.type,
-    webhook: r.webhook,
-    keyId: r.key_id,
-    body: r.body,
-    createdAt: r.created_at,
-    status: r.status as DeliveryStatus,
-    attempts: r.attempts,
-    nextAttemptAt: r.next_attempt_at,
-    lastAttemptAt: r.last_attempt_at,
-    lastStatus: r.last_status,
-    lastError: r.last_error,
-    deliveredAt: r.delivered_at,
-  };
-}
-
 interface ListParams {
   webhook: string | null;
   status: string | null;
@@ -108,7 +74,7 @@ function prepare(db: Database.Database) {
        VALUES (@id, @eventId, @type, @webhook, @keyId, @body, @createdAt, 'pending', 0, @createdAt, 0, 0, '', 0)
        ON CONFLICT (id) DO NOTHING`,
     ),
-    due: db.prepare<[number, number], DeliveryRow>(
+    due: db.prepare<[number, number], DeliverySqlRow>(
       `SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`,
     ),
     lease: db.prepare<[number, string]>('UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ?'),
@@ -119,9 +85,9 @@ function prepare(db: Database.Database) {
          last_attempt_at = @at, last_status = @lastStatus, last_error = @lastError
        WHERE id = @id AND status = 'pending' AND attempts = @attempts`,
     ),
-    get: db.prepare<[string], DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ?'),
+    get: db.prepare<[string], DeliverySqlRow>('SELECT * FROM webhook_deliveries WHERE id = ?'),
     // Row values compare as tuples (https://www.sqlite.org/rowvalue.html): the rows after the cursor's.
-    list: db.prepare<ListParams, DeliveryRow>(
+    list: db.prepare<ListParams, DeliverySqlRow>(
       `SELECT * FROM webhook_deliveries
        WHERE (@webhook IS NULL OR webhook = @webhook)
          AND (@status IS NULL OR status = @status)
@@ -142,7 +108,7 @@ function prepare(db: Database.Database) {
     claim: db.transaction((args: ClaimArgs): Delivery[] => {
       const due = stmt.due.all(args.now, args.limit);
       for (const r of due) stmt.lease.run(args.leaseEnd, r.id);
-      return due.map((r) => ({ ...fromRow(r), attempts: r.attempts + 1, nextAttemptAt: args.leaseEnd }));
+      return due.map((r) => ({ ...deliveryFromSqlRow(r), attempts: r.attempts + 1, nextAttemptAt: args.leaseEnd }));
     }),
   };
 }
@@ -206,7 +172,7 @@ export class SqliteOutbox implements OutboxStore {
     if (key === undefined) return undefined;
     return this.runner.read('getDelivery', (db) => {
       const row = this.on(db).stmt.get.get(key);
-      return row && fromRow(row);
+      return row && deliveryFromSqlRow(row);
     });
   }
 
@@ -225,7 +191,7 @@ export class SqliteOutbox implements OutboxStore {
         limit: q.limit + 1,
       }),
     );
-    const page = rows.slice(0, q.limit).map(fromRow);
+    const page = rows.slice(0, q.limit).map(deliveryFromSqlRow);
     const last = page[page.length - 1];
     return { deliveries: page, nextCursor: rows.length > q.limit && last ? encodeCursor(last) : null };
   }
