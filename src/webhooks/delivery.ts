@@ -22,8 +22,10 @@ export const ATTEMPT_TIMEOUT_MS = 10_000;
 export const LEASE_MS = 30_000;
 /** How often due deliveries are looked for. */
 export const POLL_MS = 1_000;
-/** Deliveries claimed, and sent in parallel, per round. */
+/** Deliveries claimed at once. */
 const BATCH = 20;
+/** Attempts on their way at once, at most: what a process gives receivers that do not answer. */
+export const MAX_IN_FLIGHT = 100;
 /** How much of a receiver's refusal is kept. */
 const ERROR_CHARS = 200;
 
@@ -33,8 +35,14 @@ export function retryDelay(attempts: number): number {
 
 export class DeliveryWorker {
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<number> | undefined;
+  /** The claims of the round under way. */
+  private claiming: Promise<void> | undefined;
   private again = false;
+  /** Attempts on their way, of every round. */
+  private inFlight = 0;
+  private readonly sending = new Set<Promise<unknown>>();
+  /** Aborts the attempts on their way when the process stops: they are tried again (a claim's lease, or their settlement). */
+  private readonly stopping = new AbortController();
   private closed = false;
   private readonly warning: ThrottledWarning;
 
@@ -59,35 +67,47 @@ export class DeliveryWorker {
   }
 
   /**
-   * One round: claims due deliveries and sends them, until none is due. Resolves with how many
-   * were attempted; a round asked for while one runs runs after it.
+   * One round: claims due deliveries and starts sending them, until none is due or
+   * MAX_IN_FLIGHT are on their way. The claims of one round run after the other's (a round asked
+   * for meanwhile runs after it), but the sending does not hold up the next round: a receiver
+   * that takes its 10 seconds keeps its own attempts waiting, not everyone's. Resolves, once the
+   * attempts this round started have ended, with how many it started.
    */
-  round(): Promise<number> {
-    if (this.closed) return Promise.resolve(0);
-    if (this.running) {
+  async round(): Promise<number> {
+    if (this.closed) return 0;
+    if (this.claiming) {
       this.again = true;
-      return this.running;
+      return this.claiming.then(() => 0);
     }
-    const run = async () => {
-      let attempted = 0;
+    const started: Promise<void>[] = [];
+    const claim = async () => {
       do {
         this.again = false;
         try {
-          for (;;) {
-            const claimed = await this.outbox.claim(this.now(), LEASE_MS, BATCH);
-            if (claimed.length === 0) break;
-            attempted += claimed.length;
-            await Promise.all(claimed.map((d) => this.attempt(d)));
-            if (this.closed) break;
+          while (this.inFlight < MAX_IN_FLIGHT && !this.closed) {
+            const limit = Math.min(BATCH, MAX_IN_FLIGHT - this.inFlight);
+            const claimed = await this.outbox.claim(this.now(), LEASE_MS, limit);
+            for (const d of claimed) {
+              this.inFlight++;
+              started.push(this.attempt(d).finally(() => this.inFlight--));
+            }
+            if (claimed.length < limit) break;
           }
         } catch (err) {
           this.warning.warn(err);
         }
       } while (this.again && !this.closed);
-      return attempted;
     };
-    this.running = run().finally(() => (this.running = undefined));
-    return this.running;
+    this.claiming = claim().finally(() => (this.claiming = undefined));
+    await this.claiming;
+    const sent = Promise.all(started);
+    this.sending.add(sent);
+    try {
+      await sent;
+    } finally {
+      this.sending.delete(sent);
+    }
+    return started.length;
   }
 
   private async attempt(d: Delivery): Promise<void> {
@@ -114,7 +134,7 @@ export class DeliveryWorker {
         headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'explorer-gateway-webhooks' },
         body: d.body,
         redirect: 'manual',
-        signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+        signal: AbortSignal.any([AbortSignal.timeout(ATTEMPT_TIMEOUT_MS), this.stopping.signal]),
       });
       const text = res.status >= 200 && res.status < 300 ? '' : await res.text().catch(() => '');
       if (res.status >= 200 && res.status < 300) {
@@ -141,11 +161,16 @@ export class DeliveryWorker {
     return { status: 'pending', at, nextAttemptAt: next, lastStatus: status, lastError: error };
   }
 
-  /** No more rounds; resolves when the one running ended. */
+  /**
+   * No more rounds. The attempts on their way are aborted (a receiver that does not answer does
+   * not hold up a stop) and settled as failed attempts, to be tried again; resolves when they are.
+   */
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
     this.timer = undefined;
-    await this.running;
+    this.stopping.abort(new Error('the gateway is stopping'));
+    await this.claiming;
+    await Promise.all(this.sending);
   }
 }

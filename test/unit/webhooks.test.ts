@@ -9,6 +9,7 @@ import { DeliveryWorker, RETRY_DELAYS_MS, RETRY_FOR_MS, retryDelay } from '../..
 import { eventBody, keyEvent, subscribes } from '../../src/webhooks/events.js';
 import { WebhookRegistry, type Webhook as Hook } from '../../src/webhooks/registry.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { until } from '../support/wait.js';
 import { configSchema } from '../../src/config/schema.js';
 import { KeyRing } from '../../src/keys/ring.js';
 import { MemoryQuotaStore } from '../../src/quota/memory.js';
@@ -108,6 +109,57 @@ describe('the delivery loop', () => {
     expect(clock.now + retryDelay(d.attempts) - createdAt).toBeGreaterThan(RETRY_FOR_MS);
     expect(attempts).toBeGreaterThan(5);
     await worker.close();
+  });
+});
+
+describe('a receiver that holds every request', () => {
+  it("does not hold up another webhook's deliveries, and does not hold up a stop", async () => {
+    const [stuck, healthy] = await Promise.all([startWebhookReceiver(), startWebhookReceiver()]);
+    stuck.hang();
+    const hook = (id: string, url: string): Hook => ({
+      id,
+      url,
+      events: ['*'],
+      secret: newWebhookSecret(),
+      enabled: true,
+      description: null,
+      source: 'config',
+      createdAt: null,
+    });
+    const hooks = [hook('stuck', stuck.url), hook('healthy', healthy.url)];
+    const registry = new WebhookRegistry(
+      () => hooks,
+      { listObjects: () => Promise.resolve([]), getObject: () => Promise.resolve(undefined) },
+      Date.now,
+    );
+    const outbox = new MemoryOutbox();
+    const worker = new DeliveryWorker(outbox, registry, Date.now, { warn: () => undefined, info: () => undefined });
+    const at = Date.now() - 1_000;
+    // Twenty for the stuck receiver first (older: claimed first), then one for the healthy one.
+    await outbox.enqueue(
+      Array.from({ length: 20 }, (_, i) => ({
+        id: `e${i}|stuck`,
+        eventId: `e${i}`,
+        type: 'key.created',
+        webhook: 'stuck',
+        keyId: 'k',
+        body: '{}',
+        createdAt: at,
+      })),
+    );
+    await outbox.enqueue([
+      { id: 'h|healthy', eventId: 'h', type: 'key.created', webhook: 'healthy', keyId: 'k', body: '{}', createdAt: at + 1 },
+    ]);
+    const first = worker.round();
+    await until(() => stuck.received.length === 20, 'the stuck receiver to hold twenty attempts');
+    void worker.round();
+    // Well within the 10 seconds the stuck receiver's attempts wait for their answer.
+    await until(async () => (await outbox.getDelivery('h|healthy'))?.status === 'delivered', 'the healthy delivery', 5_000);
+    await worker.close();
+    await first;
+    // The stop aborted the stuck ones (it did not wait out their 10 seconds): failed attempts, to be tried again.
+    expect(await outbox.getDelivery('e0|stuck')).toMatchObject({ status: 'pending', attempts: 1, lastError: 'the gateway is stopping' });
+    await Promise.all([stuck.close(), healthy.close()]);
   });
 });
 
