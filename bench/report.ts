@@ -137,22 +137,26 @@ export function runLine(run: Run, rounds: number): string {
 
 /**
  * `a` against `b`, paired by round (the same drift hits both): the median and quartiles of a's
- * req/s over b's, and of b's server CPU per request over a's (above 1: a is cheaper).
+ * req/s over b's, of b's server CPU per request over a's (above 1: a is cheaper), and of a's
+ * p99 latency over b's (above 1: a's slowest requests are slower).
  */
 export function pairedComparison(runs: readonly Run[], a: Variant, b: Variant): string | undefined {
   const rounds = new Map<number, Partial<Record<Variant, Run>>>();
   for (const r of runs) rounds.set(r.round, { ...rounds.get(r.round), [r.variant]: r });
   const rps: number[] = [];
   const cpu: number[] = [];
+  const p99: number[] = [];
   for (const round of rounds.values()) {
     const x = round[a];
     const y = round[b];
     if (!x || !y) continue;
     rps.push(x.rps / y.rps);
     if (x.serverCpuUsPerReq && y.serverCpuUsPerReq) cpu.push(y.serverCpuUsPerReq / x.serverCpuUsPerReq);
+    if (x.p99Ms > 0 && y.p99Ms > 0) p99.push(x.p99Ms / y.p99Ms);
   }
   if (rps.length === 0) return undefined;
-  return `${a} against ${b}, paired by round: req/s ${quartiles(rps)}; CPU per request (${b} / ${a}) ${cpu.length > 0 ? quartiles(cpu) : 'n/a'}`;
+  const cpuPart = `CPU per request (${b} / ${a}) ${cpu.length > 0 ? quartiles(cpu) : 'n/a'}`;
+  return `${a} against ${b}, paired by round: req/s ${quartiles(rps)}; ${cpuPart}; p99 (${a} / ${b}) ${p99.length > 0 ? quartiles(p99) : 'n/a'}`;
 }
 
 /** The median of ratios with their quartiles, and how many there are. */

@@ -225,12 +225,16 @@ async function main(): Promise<number> {
   const rows = summarise(runs, opts.variants);
   console.log(`\n${markdownTable(rows, machine)}\n`);
   // Side by side, paired by round: a change against its base revision, usage rows against none.
-  // JSON-RPC hits against the v2 hit they are read beside.
+  // JSON-RPC hits against the v2 hit they are read beside. A webhook receiver that is down
+  // against one that is up (the same events), and each against no events at all.
   for (const [a, b] of [
     ['gateway-hit', 'gateway-hit-base'],
     ['gateway-hit', 'gateway-hit-nousage'],
     ['gateway-rpc-hit', 'gateway-hit'],
     ['gateway-rpc-batch10', 'gateway-hit'],
+    ['gateway-hit-webhook-down', 'gateway-hit-webhook-up'],
+    ['gateway-hit-webhook-up', 'gateway-hit'],
+    ['gateway-hit-webhook-down', 'gateway-hit'],
   ] as const) {
     const line = opts.variants.includes(a) && opts.variants.includes(b) ? pairedComparison(runs, a, b) : undefined;
     if (line) console.log(`${line}\n`);

@@ -5,7 +5,9 @@
 // bare and quota-* are the same fastify instance with the same options and the same route; the
 // quota variants add only the gateway's quota step, built from the real exported classes
 // (KeyRing, QuotaStep, the stores), so the difference to `bare` is its cost.
-// gateway-* run the whole gateway (buildServer) in front of an origin process.
+// gateway-* run the whole gateway (buildServer) in front of an origin process; the
+// gateway-hit-webhook-* variants add a webhook receiver and an admin API making events
+// (webhook-load.ts).
 import cluster from 'node:cluster';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import proxy from '@fastify/http-proxy';
@@ -25,6 +27,15 @@ import { BODY, JSON_CONTENT_TYPE } from './body.js';
 import { connectRedis } from './redis.js';
 import { BENCH_RPC_TTLS } from './rpc.js';
 import { BENCH_KEY, BENCH_ROUTE, isVariant, NEEDS_ORIGIN, redisUrl, type ReadyLine, type Variant } from './shared.js';
+import {
+  BENCH_ADMIN_TOKEN,
+  BENCH_WEBHOOK_SECRET,
+  startKeyStream,
+  startReceiver,
+  WEBHOOK_PREROLL_MS,
+  type KeyStream,
+  type ReceiverKind,
+} from './webhook-load.js';
 
 /** A plan nothing is refused under: the bench measures the cost of deciding, not of refusing. */
 const BENCH_PLAN = planSchema.parse({ rps: 10_000_000, credits: 1_000_000_000, period: 'daily' });
@@ -123,7 +134,7 @@ function quotaApp(store: QuotaStore): FastifyInstance {
 /** The whole gateway, as `npm start` builds it, with one chain on the origin and one key. */
 function gatewayApp(
   origin: string,
-  opts: { log: boolean; redisPrefix?: string | undefined; cache: boolean; usage?: boolean; leases?: boolean },
+  opts: { log: boolean; redisPrefix?: string | undefined; cache: boolean; usage?: boolean; leases?: boolean; webhookUrl?: string },
 ): FastifyInstance {
   const config = configSchema.parse({
     server: { host: '127.0.0.1', port: 0 },
@@ -140,10 +151,49 @@ function gatewayApp(
     usage: { enabled: opts.usage ?? true },
     // The bench's Redis is a throwaway (the machine's keeps nothing on disk): volatile accepts it.
     ...(opts.redisPrefix ? { redis: { url: redisUrl(), keyPrefix: opts.redisPrefix, leases: opts.leases ?? true, volatile: true } } : {}),
+    // Every event to one receiver, and the admin API (loopback, a free port) that makes them.
+    ...(opts.webhookUrl
+      ? {
+          admin: { token: BENCH_ADMIN_TOKEN, host: '127.0.0.1', port: 0 },
+          webhooks: [{ name: 'bench', url: opts.webhookUrl, events: ['*'], secret: BENCH_WEBHOOK_SECRET }],
+        }
+      : {}),
   });
   // Log lines are written (serialised, buffered and all) as on stdout in production, but to
-  // /dev/null rather than the handshake pipe.
-  return buildServer(config, opts.log ? { logFile: '/dev/null' } : {});
+  // /dev/null rather than the handshake pipe (nobody reads it once the server is ready: the
+  // admin API's line per key created would fill it).
+  return buildServer(config, opts.log || opts.webhookUrl ? { logFile: '/dev/null' } : {});
+}
+
+/** What a variant does once it listens, before it prints its ReadyLine. */
+const afterListen = new WeakMap<FastifyInstance, () => Promise<void>>();
+
+/**
+ * gateway-hit with one webhook for every event (`*`) to a receiver in this process, up or down,
+ * and keys created through the admin API at a fixed rate from the moment it listens until it
+ * closes: each a `key.created` event, stored in the outbox and delivered (or attempted) while
+ * the hits are measured. Ready only after WEBHOOK_PREROLL_MS of that, so the measured run sees
+ * attempts to the down receiver time out and be retried. What was created and received is
+ * printed on stderr at the close.
+ */
+async function webhookGatewayApp(variant: Variant, origin: string, kind: ReceiverKind): Promise<FastifyInstance> {
+  const receiver = await startReceiver(kind);
+  const app = gatewayApp(origin, { log: false, cache: true, webhookUrl: receiver.url });
+  let stream: KeyStream | undefined;
+  afterListen.set(app, async () => {
+    const adminUrl = app.gateway.adminUrl();
+    if (adminUrl === undefined) throw new Error(`${variant}: the admin API is not listening`);
+    stream = startKeyStream(adminUrl, 'bench');
+    await new Promise((resolve) => setTimeout(resolve, WEBHOOK_PREROLL_MS));
+  });
+  // Before the gateway closes (its delivery loop waits for the attempts in flight): no more
+  // keys, and the held connections destroyed, so those attempts end at once.
+  app.addHook('preClose', async () => {
+    await stream?.stop();
+    await receiver.close();
+    process.stderr.write(`bench server ${variant}: ${stream?.describe() ?? 'no keys created'}; ${receiver.describe()}\n`);
+  });
+  return app;
 }
 
 /** A bare pass-through: @fastify/http-proxy (undici underneath) to the origin. */
@@ -162,6 +212,8 @@ async function buildVariant(variant: Variant, redisPrefix: string | undefined, o
   if (variant === 'gateway-hit') return gatewayApp(o, { log: false, cache: true });
   if (variant === 'gateway-hit-log') return gatewayApp(o, { log: true, cache: true });
   if (variant === 'gateway-hit-nousage') return gatewayApp(o, { log: false, cache: true, usage: false });
+  if (variant === 'gateway-hit-webhook-up') return webhookGatewayApp(variant, o, 'up');
+  if (variant === 'gateway-hit-webhook-down') return webhookGatewayApp(variant, o, 'down');
   if (variant === 'gateway-hit-apikey') return gatewayApp(o, { log: false, cache: true });
   if (variant === 'gateway-rpc-hit' || variant === 'gateway-rpc-batch10') return gatewayApp(o, { log: false, cache: true });
   if (variant === 'gateway-hit-redis-apikey') return gatewayApp(o, { log: false, cache: true, redisPrefix });
@@ -227,15 +279,16 @@ async function main(): Promise<void> {
   await app.listen({ host: '127.0.0.1', port });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('server has no TCP address');
-  const ready: ReadyLine = { ready: true, port: address.port };
-  // A worker's readiness is the primary's to say (cluster's 'listening' event).
-  if (cluster.isPrimary) process.stdout.write(`${JSON.stringify(ready)}\n`);
   process.once('SIGTERM', () => {
     app.close().then(
       () => process.exit(0),
       () => process.exit(1),
     );
   });
+  await afterListen.get(app)?.();
+  const ready: ReadyLine = { ready: true, port: address.port };
+  // A worker's readiness is the primary's to say (cluster's 'listening' event).
+  if (cluster.isPrimary) process.stdout.write(`${JSON.stringify(ready)}\n`);
 }
 
 main().catch((err: unknown) => {

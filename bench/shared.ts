@@ -15,6 +15,11 @@
  * - proxy-bare / gateway-miss: a bare @fastify/http-proxy pass-through, and the whole gateway
  *   with every request a miss (a different address each time), to the same origin process
  * - gateway-hit-nousage: gateway-hit with `usage.enabled: false`: what counting usage rows costs
+ * - gateway-hit-webhook-up, gateway-hit-webhook-down: gateway-hit with a webhook for every event
+ *   to a receiver in the server's process that answers 204 at once (up) or accepts connections
+ *   and never answers (down), while the admin API creates 20 keys a second (`key.created`
+ *   events) in the same process (bench/webhook-load.ts): down against up is what a receiver
+ *   that is down costs the requests, up against gateway-hit what the events cost
  * - gateway-hit-workers: gateway-hit-redis as two worker processes (server.workers: 2) on one
  *   port, not pinned: they share both cores with the load generator
  * - gateway-hit-apikey, gateway-hit-redis-apikey: the same hits with the key in `?apikey=` (how
@@ -35,6 +40,8 @@ export const VARIANTS = [
   'gateway-hit',
   'gateway-hit-base',
   'gateway-hit-nousage',
+  'gateway-hit-webhook-up',
+  'gateway-hit-webhook-down',
   'gateway-hit-apikey',
   'gateway-rpc-hit',
   'gateway-rpc-batch10',
@@ -54,6 +61,8 @@ export const NEEDS_ORIGIN: ReadonlySet<Variant> = new Set([
   'gateway-hit',
   'gateway-hit-base',
   'gateway-hit-nousage',
+  'gateway-hit-webhook-up',
+  'gateway-hit-webhook-down',
   'gateway-hit-apikey',
   'gateway-rpc-hit',
   'gateway-rpc-batch10',
@@ -75,6 +84,8 @@ export const HAS_QUOTA_HEADERS: ReadonlySet<Variant> = new Set([
   'gateway-hit',
   'gateway-hit-base',
   'gateway-hit-nousage',
+  'gateway-hit-webhook-up',
+  'gateway-hit-webhook-down',
   'gateway-hit-apikey',
   'gateway-rpc-hit',
   'gateway-rpc-batch10',
