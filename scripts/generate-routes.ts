@@ -3,7 +3,9 @@
 //
 // - v2-operations.ts: every GET operation of the PRO API under `/{chain_id}/api/v2/`, with its
 //   path and query parameters and their schemas, every `$ref` inlined;
-// - legacy-actions.ts: every GET action of the legacy RPC API, except contract verification.
+// - legacy-actions.ts: every GET action of the legacy RPC API, except contract verification;
+// - service-operations.ts: every other operation of the PRO API (40: an explorer's /api/v1/search
+//   and /api/legacy/, a chain's stats service, and the shared services under /services/).
 //
 // The output is formatted with the repository's prettier configuration and checked in; a unit
 // test (test/unit/route-table.test.ts) runs this generator into a temporary directory and
@@ -14,7 +16,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as prettier from 'prettier';
 import { parse as parseYaml } from 'yaml';
 import { VERIFY_ROUTES } from '../src/routes/client-routes.js';
-import type { LegacyActionData, ParamData, ParamSchema, V2OperationData } from '../src/routes/spec-types.js';
+import type { LegacyActionData, ParamData, ParamSchema, ServiceOperationData, V2OperationData } from '../src/routes/spec-types.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const PRO_API_DOCUMENT = 'spec/pro-api-0.5.0.json';
@@ -22,6 +24,7 @@ export const RPC_API_DOCUMENT = 'spec/blockscout-rpc-api-1.0.0.yaml';
 export const DEFAULT_OUT_DIR = 'src/routes/generated';
 export const V2_FILE = 'v2-operations.ts';
 export const LEGACY_FILE = 'legacy-actions.ts';
+export const SERVICE_FILE = 'service-operations.ts';
 
 /** Paths of the PRO API the gateway serves: `/{chain_id}` then Blockscout's own `/api/v2/...`. */
 export const V2_PATH_PREFIX = '/{chain_id}/api/v2/';
@@ -62,7 +65,7 @@ const KEPT_KEYWORDS = [
 ] as const;
 const IGNORED_KEYWORDS = new Set(['description', 'example', 'examples']);
 const TYPES = new Set(['string', 'integer', 'boolean', 'array', 'object']);
-const FORMATS = new Set(['date-time', 'uuid']);
+const FORMATS = new Set(['date-time', 'uuid', 'int64']);
 const PARAM_KEYS = new Set(['name', 'in', 'required', 'schema', 'description', 'example', 'style', 'explode']);
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -241,6 +244,45 @@ export function extractV2Operations(doc: JsonObject): V2OperationData[] {
   return out;
 }
 
+/**
+ * Every operation of the PRO API outside `/{chain_id}/api/v2/`, GET and POST. The chain's
+ * `chain_id` slot of `/{chain_id}/...` paths is the gateway's and left out; the `{chain_id}` of
+ * a `/services/bens/api/v1/{chain_id}/...` path is the name service's own parameter and kept.
+ */
+export function extractServiceOperations(doc: JsonObject): ServiceOperationData[] {
+  const paths = doc.paths;
+  if (!isObject(paths)) fail(PRO_API_DOCUMENT, 'no paths');
+  const out: ServiceOperationData[] = [];
+  for (const [p, item] of Object.entries(paths)) {
+    if (p.startsWith(V2_PATH_PREFIX) || !isObject(item)) continue;
+    for (const method of methods(item)) {
+      const where = `${PRO_API_DOCUMENT} ${method.toUpperCase()} ${p}`;
+      if (method !== 'get' && method !== 'post') fail(where, 'only GET and POST are supported');
+      const op = item[method];
+      if (!isObject(op)) fail(where, 'operation is not an object');
+      const operationId = typeof op.operationId === 'string' ? op.operationId : fail(where, 'no operationId');
+      const underChain = p.startsWith(`${CHAIN_PREFIX}/`);
+      if (!underChain && !p.startsWith('/services/')) fail(where, 'neither under /{chain_id}/ nor under /services/');
+      const params = operationParams(doc, item, op, where);
+      const other = params.find((x) => x.in !== 'path' && x.in !== 'query');
+      if (other) fail(where, `parameters in ${other.in} are not supported`);
+      const template = underChain ? p.slice(CHAIN_PREFIX.length) : p;
+      const byName = new Map(params.filter((x) => x.in === 'path' && !(underChain && x.name === 'chain_id')).map((x) => [x.name, x.data]));
+      const slots = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] ?? '');
+      if (slots.length !== byName.size || !slots.every((s) => byName.has(s))) {
+        fail(where, `path parameters ${[...byName.keys()].join(',')} do not match the template's slots ${slots.join(',')}`);
+      }
+      const pathParams = slots.map((s) => byName.get(s) ?? fail(where, `no parameter for slot ${s}`));
+      if (!pathParams.every((x) => x.required)) fail(where, 'a path parameter is not required');
+      const queryParams = params.filter((x) => x.in === 'query').map((x) => x.data);
+      const body = op.requestBody !== undefined;
+      if (body !== (method === 'post')) fail(where, 'a body is expected on POST and only there');
+      out.push({ documentPath: p, method: method === 'get' ? 'GET' : 'POST', operationId, pathParams, queryParams });
+    }
+  }
+  return out;
+}
+
 export function extractLegacyActions(doc: JsonObject): LegacyActionData[] {
   const paths = doc.paths;
   if (!isObject(paths)) fail(RPC_API_DOCUMENT, 'no paths');
@@ -308,6 +350,7 @@ export async function renderRouteFiles(): Promise<Record<string, string>> {
   const { pro, rpc } = await readDocuments();
   const v2 = extractV2Operations(pro);
   const legacy = extractLegacyActions(rpc);
+  const services = extractServiceOperations(pro);
   return {
     [V2_FILE]: await format(
       `${header(PRO_API_DOCUMENT, `the ${v2.length} GET operations under /{chain_id}/api/v2/`)}
@@ -321,6 +364,13 @@ export const V2_OPERATIONS: readonly V2OperationData[] = ${JSON.stringify(v2)};
 import type { LegacyActionData } from '../spec-types.js';
 
 export const LEGACY_ACTIONS: readonly LegacyActionData[] = ${JSON.stringify(legacy)};
+`,
+    ),
+    [SERVICE_FILE]: await format(
+      `${header(PRO_API_DOCUMENT, `its ${services.length} operations outside /{chain_id}/api/v2/`)}
+import type { ServiceOperationData } from '../spec-types.js';
+
+export const SERVICE_OPERATIONS: readonly ServiceOperationData[] = ${JSON.stringify(services)};
 `,
     ),
   };

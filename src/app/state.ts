@@ -4,12 +4,12 @@
 // the pools of changed or removed chains close once the requests that chose them had time to.
 import { BadKeys } from '../auth/bad-keys.js';
 import { KeyRing } from '../keys/ring.js';
-import type { Config } from '../config/schema.js';
+import type { Config, ServiceConfig } from '../config/schema.js';
 import { finalityDepth } from '../finality/depth.js';
 import { ChainHead } from '../finality/head.js';
 import { corsPolicy } from '../http/cors.js';
 import { accessLog } from './access-log.js';
-import type { AccessLog, Chain, GatewayState } from '../request/state.js';
+import type { AccessLog, Chain, GatewayState, ServiceTarget } from '../request/state.js';
 import { Resolver } from '../routes/resolver.js';
 import { ChainUpstreams } from '../upstream/client.js';
 import type { Resources } from './resources.js';
@@ -47,11 +47,32 @@ function buildChains(
   return { chains, retired };
 }
 
+/** Every configured service (request/state.ts ServiceTarget); one whose settings did not change keeps its pools. */
+function buildServices(
+  config: Config,
+  now: () => number,
+  previous?: Map<string, ServiceTarget>,
+): { services: Map<string, ServiceTarget>; retired: ServiceTarget[] } {
+  const services = new Map<string, ServiceTarget>();
+  const add = (id: string, settings: ServiceConfig | undefined) => {
+    if (settings === undefined) return;
+    const fingerprint = JSON.stringify(settings);
+    const old = previous?.get(id);
+    services.set(id, old && old.fingerprint === fingerprint ? old : { id, fingerprint, upstreams: new ChainUpstreams(settings, now) });
+  };
+  for (const [id, chain] of Object.entries(config.chains)) add(`stats:${id}`, chain.stats);
+  add('bens', config.services.bens);
+  add('metadata', config.services.metadata);
+  add('multichain', config.services.multichain);
+  const retired = [...(previous?.values() ?? [])].filter((s) => services.get(s.id)?.upstreams !== s.upstreams);
+  return { services, retired };
+}
+
 export class GatewayStates {
   /** The state new requests see. */
   current: GatewayState;
   /** Pools of chains a reload changed or removed, waiting to be closed. */
-  private readonly retiring = new Map<NodeJS.Timeout, Chain>();
+  private readonly retiring = new Map<NodeJS.Timeout, Pick<Chain, 'upstreams'>>();
   private readonly lines: AccessLog;
   /** Outlives reloads: a reload must not lift the blocks made (it reconfigures them). */
   private readonly badKeys: BadKeys;
@@ -77,13 +98,17 @@ export class GatewayStates {
     };
   }
 
-  private make(config: Config, previous?: GatewayState): { state: GatewayState; retired: Chain[] } {
+  private make(config: Config, previous?: GatewayState): { state: GatewayState; retired: Pick<Chain, 'upstreams'>[] } {
     const r = this.resources;
-    const { chains, retired } = buildChains(config, r.now, this.heads, previous?.chains);
+    const built = buildChains(config, r.now, this.heads, previous?.chains);
+    const { chains } = built;
+    const { services, retired: retiredServices } = buildServices(config, r.now, previous?.services);
+    const retired: Pick<Chain, 'upstreams'>[] = [...built.retired, ...retiredServices];
     const state: GatewayState = {
       config,
       keys: new KeyRing(config, r.runtime.records.values(), r.runtime),
       chains,
+      services,
       resolver: new Resolver(chains, config),
       quota: r.quota,
       cache: r.cache,
@@ -141,6 +166,7 @@ export class GatewayStates {
 
   async close(): Promise<void> {
     for (const timer of this.retiring.keys()) clearTimeout(timer);
-    await Promise.all([...this.current.chains.values(), ...this.retiring.values()].map((c) => c.upstreams.close()));
+    const all = [...this.current.chains.values(), ...this.current.services.values(), ...this.retiring.values()];
+    await Promise.all(all.map((c) => c.upstreams.close()));
   }
 }

@@ -185,9 +185,26 @@ export const redisSchema = z
     error: 'expected exactly one of url or cluster',
   });
 
+/**
+ * A service beside the explorers (a chain's stats service, the name service, metadata, search
+ * across chains): the same failover, deadline, answer checks and credentials as an explorer.
+ */
+export const serviceSchema = z.strictObject({
+  /** Base URLs of the service, tried in order when a connection cannot be made; `user:password@` is sent as Basic auth. */
+  upstreams: z.array(upstreamUrl, { error: 'expected a list of URLs' }).min(1, { error: 'expected at least one URL' }),
+  /** Sent upstream as `apikey`; empty means none. */
+  upstreamApiKey: optionalSecret,
+  /** Deadline for the service's answer, ms; past it the client gets 504. */
+  timeoutMs: positiveInt().default(10_000),
+  /** Larger answers are refused (502, refunded, not cached). */
+  maxResponseBytes: positiveInt().default(8 * 1024 * 1024),
+});
+
 export const chainSchema = z.strictObject({
   /** Display name, used in logs and metrics. */
   name: nonEmpty('a chain name'),
+  /** The chain's stats service (`/{chain_id}/stats-service/api/v1/...`); without it those routes answer 404. */
+  stats: serviceSchema.optional(),
   /**
    * Base URLs of the chain's explorers, tried in order when a connection cannot be made.
    * `user:password@` in one is sent as Basic auth (upstream/client.ts); logs, metrics and
@@ -214,6 +231,15 @@ export const chainSchema = z.strictObject({
    * for cache.finalTtlSeconds. Default: the chain id's known figure, else 1024 (finality/depth.ts).
    */
   finality: z.strictObject({ depth: nonNegativeInt().optional() }).default({}),
+});
+
+export const clusterSchema = z.strictObject({
+  /** Chain ids of `chains`, in the order results are merged. */
+  chains: z
+    .array(z.string({ error: 'expected a chain id' }), { error: 'expected a list of chain ids' })
+    .min(1, { error: 'expected at least one chain' }),
+  /** How long a search waits for the chains' explorers; the chains that have not answered by then are named as missing. */
+  timeoutMs: positiveInt().default(3_000),
 });
 
 export const planSchema = z.strictObject({
@@ -475,6 +501,19 @@ export const configSchema = z
     usage: usageSchema.default({ enabled: true, retentionDays: 400, hourlyRetentionDays: 35 }),
     webhooks: z.array(webhookSchema, { error: 'expected a list of webhooks' }).default([]),
     rpc: rpcSchema.default({ maxBatch: 100, maxVerifyBytes: 20 * 1024 * 1024 }),
+    /** The shared services under `/services/`; a route of one not configured answers 404 naming the setting. */
+    services: z
+      .strictObject({ bens: serviceSchema.optional(), metadata: serviceSchema.optional(), multichain: serviceSchema.optional() })
+      .default({}),
+    /**
+     * Chains searched together by `/services/multichain/api/v1/clusters/{cluster_id}/...` when
+     * `services.multichain` is not configured: the gateway asks each chain's explorer itself.
+     */
+    clusters: z
+      .record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, { error: 'expected a cluster id of letters, digits, _ . or -' }), clusterSchema, {
+        error: 'expected a map of cluster id to cluster',
+      })
+      .default({}),
     security: securitySchema.default({ badKeys: { failures: 20, windowSeconds: 60, blockSeconds: 300, maxAddresses: 10_000 } }),
   })
   // Cross-references run even when other parts of the file are wrong, so that one run of
@@ -533,6 +572,18 @@ export const configSchema = z
           }
         });
       });
+      for (const [id, raw] of Object.entries(record(c.clusters))) {
+        const members = record(raw).chains;
+        const seen = new Set<unknown>();
+        (Array.isArray(members) ? (members as unknown[]) : []).forEach((chain, j) => {
+          if (typeof chain === 'string' && c.chains !== undefined && !Object.hasOwn(chains, chain)) {
+            ctx.addIssue({ code: 'custom', path: ['clusters', id, 'chains', j], message: `unknown chain "${chain}"` });
+          }
+          if (seen.has(chain))
+            ctx.addIssue({ code: 'custom', path: ['clusters', id, 'chains', j], message: `chain "${String(chain)}" is listed twice` });
+          seen.add(chain);
+        });
+      }
       // A webhook's id in deliveries is its name, or its place in the list (registry: config-<n>).
       const hookIds = new Set<string>();
       (Array.isArray(c.webhooks) ? (c.webhooks as unknown[]) : []).forEach((raw, i) => {
@@ -550,6 +601,8 @@ export type ConfigInput = z.input<typeof configSchema>;
 /** The configuration after validation, defaults filled in. */
 export type Config = z.output<typeof configSchema>;
 export type ChainConfig = z.output<typeof chainSchema>;
+export type ServiceConfig = z.output<typeof serviceSchema>;
+export type ClusterConfig = z.output<typeof clusterSchema>;
 export type PlanConfig = z.output<typeof planSchema>;
 export type KeyConfig = z.output<typeof keySchema>;
 export type RedisConfig = z.output<typeof redisSchema>;

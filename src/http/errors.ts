@@ -31,6 +31,15 @@ export const ERRORS = {
   ORIGIN_NOT_ALLOWED: { status: 403, message: 'API key not allowed from this origin (key restriction: origins)' },
   UNKNOWN_CHAIN: { status: 404, message: 'Network not supported' },
   UNKNOWN_ROUTE: { status: 404, message: 'Route not found' },
+  // A route of a service this gateway was not given (contract section 9): the message names the setting.
+  STATS_NOT_CONFIGURED: { status: 404, message: 'Stats service not configured for this chain (chains.<chain_id>.stats.upstreams)' },
+  BENS_NOT_CONFIGURED: { status: 404, message: 'Name service not configured (services.bens.upstreams)' },
+  METADATA_NOT_CONFIGURED: { status: 404, message: 'Metadata service not configured (services.metadata.upstreams)' },
+  MULTICHAIN_NOT_CONFIGURED: {
+    status: 404,
+    message: 'Search across chains not configured (services.multichain.upstreams, or clusters)',
+  },
+  UNKNOWN_CLUSTER: { status: 404, message: 'Cluster not found (clusters)' },
   // RFC 9110 section 15.5.6: a 405 lists the methods the resource supports.
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed', headers: { allow: 'GET, HEAD' } },
   // Written on the socket when Node cannot make a request of what arrived (http/connections.ts).

@@ -7,7 +7,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { ThrottledWarnings } from '../observability/throttled-log.js';
 import type { UpstreamAnswer } from '../upstream/client.js';
 import { classify, UpstreamFailure, UpstreamInvalidBody, UpstreamStatus } from '../upstream/failures.js';
-import type { Chain } from './state.js';
+import type { Chain, Target } from './state.js';
 import type { CheckedCall } from '../rpc/methods.js';
 import { upstreamBody, upstreamMember } from '../rpc/protocol.js';
 import { UPSTREAM_RPC_PATH } from '../routes/resolve.js';
@@ -47,7 +47,7 @@ export function answerProblem(answer: Pick<UpstreamAnswer, 'status' | 'headers' 
  * never cached.
  */
 export async function forward(
-  chain: Chain,
+  chain: Target,
   path: string,
   requestId: string,
   showScam: string | undefined,
@@ -70,7 +70,7 @@ export async function forward(
 
 /** Counted every time; logged at most once per interval for a chain and kind. */
 export function reportFailure(
-  chain: Chain,
+  chain: Target,
   failure: UpstreamFailure,
   requestId: string,
   metrics: Metrics,

@@ -11,7 +11,11 @@ import type { ErrorCode } from '../http/errors.js';
 import { H_SCAM } from '../http/headers.js';
 import { sendEntry, sendError, sendInvalid, sendJson, sendLegacyInvalid, sendPreflight } from './send.js';
 import type { QuotaDecision } from '../quota/types.js';
-import type { Route } from '../routes/resolve.js';
+import { SERVICES_SCOPE, type Route } from '../routes/resolve.js';
+import { rpcStatusBody } from '../routes/service-check.js';
+import { readBody } from './body.js';
+import { clusterRequest } from './cluster.js';
+import { SERVICE_MAX_BODY_BYTES, serviceGet, serviceMissing, servicePost, serviceTarget } from './service.js';
 import type { Resolved } from '../routes/resolver.js';
 import { RequestContext } from './context.js';
 import { finish } from './finish.js';
@@ -113,7 +117,30 @@ function pipeline(state: GatewayState, ctx: RequestContext, request: FastifyRequ
       return afterRoute(state, ctx, request, reply, posted.resolved, posted.apikeys, posted.form);
     });
   }
-  return afterRoute(state, ctx, request, reply, resolved, taken === undefined ? NO_KEYS : taken.apikeys, undefined);
+  const apikeys = taken === undefined ? NO_KEYS : taken.apikeys;
+  // A service's POST (a batch of names to resolve, tags to submit): its JSON body is read and
+  // checked before anything is billed, so a body that is not JSON is refused as a bad parameter.
+  if (request.method === 'POST' && resolution.kind === 'route' && resolution.service?.method === 'POST') {
+    return readBody(request, SERVICE_MAX_BODY_BYTES).then((read) => {
+      if (!read.ok) return void sendError(ctx, reply, read.reason === 'too-large' ? 'PAYLOAD_TOO_LARGE' : 'BODY_INCOMPLETE');
+      if (!isJsonObject(read.body) && resolution.validation.ok) {
+        const refused: Route = { ...resolution, validation: { ok: false, serviceMessage: 'invalid body: expected a JSON object' } };
+        return afterRoute(state, ctx, request, reply, { ...resolved, resolution: refused, cost: 0 }, apikeys, undefined, read.body);
+      }
+      return afterRoute(state, ctx, request, reply, resolved, apikeys, undefined, read.body);
+    });
+  }
+  return afterRoute(state, ctx, request, reply, resolved, apikeys, undefined);
+}
+
+/** Whether a body is one JSON object, as every service POST of the document takes. */
+function isJsonObject(body: Buffer): boolean {
+  try {
+    const value: unknown = JSON.parse(body.toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }
 
 /** Steps 1 (what is left of it) to 3, for a resolved request target. */
@@ -125,11 +152,15 @@ function afterRoute(
   resolved: Resolved,
   apikeys: readonly string[],
   form: Form | undefined,
+  body?: Buffer,
 ): Promise<void> | undefined {
   const resolution = resolved.resolution;
   if (resolution.kind === 'refusal') return void sendError(ctx, reply, resolution.code);
   ctx.chainId = resolution.chainId;
   ctx.route = resolution.route;
+  // A route of a service this gateway was not given: a 404 naming the setting, before any key.
+  const missing = serviceMissing(state, resolution);
+  if (missing !== undefined) return void sendError(ctx, reply, missing);
   const allowed = allowedMethods(resolution);
   if (!allowed.includes(request.method)) return void sendError(ctx, reply, 'METHOD_NOT_ALLOWED', { allow: allowed.join(', ') });
 
@@ -162,20 +193,20 @@ function afterRoute(
   const decided = state.quota.decide(key, cost, now, ctx.chainId, ctx.route);
   if (decided instanceof Promise) {
     return decided.then(
-      (decision) => afterQuota(state, ctx, request, reply, resolved, decision, state.now(), form),
-      (err: unknown) => afterQuota(state, ctx, request, reply, resolved, state.quota.storeFailed(err), state.now(), form),
+      (decision) => afterQuota(state, ctx, request, reply, resolved, decision, state.now(), form, body),
+      (err: unknown) => afterQuota(state, ctx, request, reply, resolved, state.quota.storeFailed(err), state.now(), form, body),
     );
   }
-  return afterQuota(state, ctx, request, reply, resolved, decided, now, form);
+  return afterQuota(state, ctx, request, reply, resolved, decided, now, form, body);
 }
 
 const READ_METHODS = ['GET', 'HEAD'];
 const FORM_METHODS = ['GET', 'HEAD', 'POST'];
 const RPC_METHODS = ['POST'];
 
-/** RFC 9110 section 15.5.6: what a 405 lists. The legacy API takes POSTed forms, JSON-RPC only POST. */
+/** RFC 9110 section 15.5.6: what a 405 lists. The legacy API takes POSTed forms, JSON-RPC and a service's writes only POST. */
 function allowedMethods(route: Route): readonly string[] {
-  if (route.rpc) return RPC_METHODS;
+  if (route.rpc || route.service?.method === 'POST') return RPC_METHODS;
   return route.legacy ? FORM_METHODS : READ_METHODS;
 }
 
@@ -208,7 +239,8 @@ function authenticate(
   if (key.status === 'unverified') return 'UNVERIFIED_KEY';
   if (key.status === 'disabled') return 'DISABLED_KEY';
   if (key.expiresAt !== undefined && nowMs >= key.expiresAt) return 'EXPIRED_KEY';
-  if (key.chains && !key.chains.has(route.chainId)) return 'CHAIN_NOT_ALLOWED';
+  // The shared services under /services/ are no chain's: a key kept to some chains may use them.
+  if (key.chains && route.chainId !== SERVICES_SCOPE && !key.chains.has(route.chainId)) return 'CHAIN_NOT_ALLOWED';
   // The key's own restrictions, read only for a key that has them (keys/terms.ts). The JSON-RPC
   // endpoint's route is decided per call (request/rpc.ts).
   if (key.routes && !route.rpc && !key.routes(route.route)) return 'ROUTE_NOT_ALLOWED';
@@ -231,6 +263,7 @@ function afterQuota(
   decision: QuotaDecision | undefined,
   now: number,
   form: Form | undefined,
+  body: Buffer | undefined,
 ): Promise<void> | undefined {
   const route = resolved.resolution as Route;
   ctx.decision = decision;
@@ -247,6 +280,7 @@ function afterQuota(
   if (!v.ok) {
     if ('issues' in v) return void sendInvalid(ctx, reply, v.issues);
     if ('proxyBody' in v) return void sendJson(ctx, reply, 200, v.proxyBody);
+    if ('serviceMessage' in v) return void sendJson(ctx, reply, 422, rpcStatusBody(3, v.serviceMessage));
     return void sendLegacyInvalid(ctx, reply, v.legacyMessage);
   }
 
@@ -256,6 +290,14 @@ function afterQuota(
   // Normalised before it is forwarded or keyed: instances read only `true` as true
   // (docs/blockscout.md), so anything else means what no header means, and one client cannot
   // fill the cache with a copy per odd value.
+  // A route of the PRO API outside v2 other than an explorer's GET (request/service.ts).
+  const service = route.service;
+  if (service !== undefined && !(service.name === 'explorer' && service.method === 'GET')) {
+    const target = serviceTarget(state, route);
+    if (target === undefined) return clusterRequest(state, ctx, reply, service.cluster);
+    if (service.method === 'POST') return servicePost(state, ctx, reply, target, v.upstreamPath, body ?? Buffer.alloc(0));
+    return serviceGet(state, ctx, reply, target, v.upstreamPath, resolved, now);
+  }
   const showScam = request.headers[H_SCAM] === 'true' ? 'true' : undefined;
   const chain = state.chains.get(route.chainId)!;
   // Etherscan's proxy module: the JSON-RPC call it names, sharing its cache entries (request/proxy.ts).

@@ -31,10 +31,26 @@ export interface Chain {
   head: ChainHead;
 }
 
+/**
+ * A service beside the explorers (routes/table.ts ServiceName): a chain's stats service
+ * (`stats:<chain id>`), or `bens`, `metadata`, `multichain`. Its id names it in metrics and logs.
+ */
+export interface ServiceTarget {
+  id: string;
+  /** Its settings as loaded, to tell on reload whether its pools can be kept. */
+  fingerprint: string;
+  upstreams: ChainUpstreams;
+}
+
+/** What forward() needs of where a request goes: a chain's explorers or a service. */
+export type Target = Pick<Chain, 'id' | 'upstreams'>;
+
 export interface GatewayState {
   config: Config;
   keys: KeyRing;
   chains: Map<string, Chain>;
+  /** The configured services, by ServiceTarget id; a service not configured is not here. */
+  services: Map<string, ServiceTarget>;
   resolver: Resolver;
   quota: QuotaStep;
   cache: ResponseCache;

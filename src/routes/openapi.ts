@@ -10,7 +10,7 @@ import { RPC_METHODS, rpcRouteName } from '../rpc/methods.js';
 import { legacyQuery, tokenBalancesQuery, transactionsQuery } from './params.js';
 import { billedCost, costOf, ttlSecondsFor, type CostSettings, type TtlSettings } from './settings.js';
 import type { ParamData, ParamSchema } from './spec-types.js';
-import { ROUTE_TABLE, routeByName, type ModuleRouteSpec, type V2RouteSpec } from './table.js';
+import { ROUTE_TABLE, routeByName, type ModuleRouteSpec, type ServiceRouteSpec, type V2RouteSpec } from './table.js';
 
 type Json = Record<string, unknown>;
 
@@ -95,7 +95,7 @@ function queryParams(name: string, params: readonly ParamData[]): Json[] {
 
 // --- refusals ---
 
-type Family = 'v2' | 'legacy' | 'rpc';
+type Family = 'v2' | 'legacy' | 'rpc' | 'service';
 
 /** What every keyed request may be refused with, in the pipeline's order (docs/clients.md, Order of checks). */
 const KEYED: readonly ErrorCode[] = [
@@ -129,7 +129,15 @@ const CHAINID_FORM: readonly ErrorCode[] = [
   'LEGACY_UNKNOWN_ACTION',
 ];
 
-const FAMILY_BODY: Readonly<Record<Family, string>> = { v2: 'Error', legacy: 'LegacyError', rpc: 'Error' };
+const FAMILY_BODY: Readonly<Record<Family, string>> = { v2: 'Error', legacy: 'LegacyError', rpc: 'Error', service: 'Error' };
+/** A route of a service the gateway was not given (contract section 9). */
+const SERVICE_MISSING: readonly ErrorCode[] = [
+  'STATS_NOT_CONFIGURED',
+  'BENS_NOT_CONFIGURED',
+  'METADATA_NOT_CONFIGURED',
+  'MULTICHAIN_NOT_CONFIGURED',
+  'UNKNOWN_CLUSTER',
+];
 const QUOTA_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-credits-remaining'];
 
 /** Codes by status, as the error responses of a family: `<Family>Error<status>` components. */
@@ -215,6 +223,44 @@ function v2Operation(spec: V2RouteSpec, s: PublicDocSettings, errors: Json): Jso
     'x-credits': costOf(s.costs, spec.name),
     'x-cache-ttl-seconds': spec.stream ? 0 : ttl,
   };
+}
+
+const SERVICE_DESCRIPTION: Readonly<Record<ServiceRouteSpec['service'], string>> = {
+  explorer: "Forwarded to the chain's explorer",
+  stats: "Forwarded to the chain's stats service (`chains.<chain_id>.stats`)",
+  bens: 'Forwarded to the name service (`services.bens`)',
+  metadata: 'Forwarded to the metadata service (`services.metadata`)',
+  multichain:
+    "Forwarded to the multichain aggregator (`services.multichain`); without one, answered by the gateway for the clusters of `clusters`, from each chain's explorer (`missing_chains` names those that did not answer in time)",
+};
+
+function serviceOperation(spec: ServiceRouteSpec, s: PublicDocSettings, errors: Json): Json {
+  const ttl = ttlSecondsFor(s.cache, spec.name);
+  const upstream = `/${spec.segments.map((x) => (typeof x === 'string' ? x : `{${x.param}}`)).join('/')}`;
+  const rust = spec.service !== 'explorer';
+  const operation: Record<string, unknown> = {
+    operationId: spec.name,
+    summary: spec.name,
+    description: `${SERVICE_DESCRIPTION[spec.service]}: \`${upstream}\` (PRO API operation \`${spec.operationId}\`). ${
+      spec.method === 'POST' ? 'Sent once with its JSON body, never cached.' : ttl > 0 ? `Cached ${ttl} s.` : 'Not cached.'
+    } ${rust ? 'A query parameter not listed is dropped; a bad value is refused (422, google.rpc.Status).' : 'A query parameter not listed is refused (422, `Unexpected field`).'}`,
+    tags: [`services: ${spec.service}`],
+    parameters: [
+      ...(spec.documentPath.startsWith('/{chain_id}/') ? [CHAIN] : []),
+      ...spec.pathParams.map((p) => ({ ...queryParam(p), in: 'path', required: true })),
+      ...queryParams(spec.name, spec.queryParams),
+    ],
+    responses: {
+      200: responseRef(spec.method === 'POST' || ttl === 0 ? 'Answer' : 'CachedAnswer'),
+      ...errors,
+      422: responseRef(rust ? 'ServiceValidationFailed' : 'ValidationFailed'),
+    },
+    'x-route-name': spec.name,
+    'x-credits': costOf(s.costs, spec.name),
+    'x-cache-ttl-seconds': spec.method === 'POST' ? 0 : ttl,
+  };
+  if (spec.method === 'POST') operation.requestBody = { required: true, content: { 'application/json': { schema: { type: 'object' } } } };
+  return operation;
 }
 
 function moduleDescription(spec: ModuleRouteSpec, s: PublicDocSettings): string {
@@ -360,6 +406,8 @@ function operations(s: PublicDocSettings): Built {
   const legacyBody = family('legacy', [...KEYED, ...BODY]);
   const chainIdErrors = family('legacy', [...CHAINID_FORM, ...KEYED, ...BODY]);
   const rpc = family('rpc', [...KEYED, 'PAYLOAD_TOO_LARGE', 'BODY_INCOMPLETE']);
+  const service = family('service', [...SERVICE_MISSING, ...KEYED]);
+  const servicePost = family('service', [...SERVICE_MISSING, ...KEYED, 'PAYLOAD_TOO_LARGE', 'BODY_INCOMPLETE']);
   const add = (path: string, item: Json) => {
     if (path in paths) throw new Error(`public OpenAPI: ${path} twice`);
     paths[path] = item;
@@ -369,7 +417,10 @@ function operations(s: PublicDocSettings): Built {
   for (const p of s.plain) add(p.path, { get: plainOperation(p) });
   for (const spec of ROUTE_TABLE) {
     if (spec.kind === 'v2') add(`/{chain_id}${spec.template}`, { get: v2Operation(spec, s, v2) });
-    else if (spec.kind !== 'rpc')
+    else if (spec.kind === 'service') {
+      const path = spec.documentPath.startsWith('/{chain_id}/') ? spec.documentPath : `/services/${spec.name}`;
+      add(path, { [spec.method.toLowerCase()]: serviceOperation(spec, s, spec.method === 'POST' ? servicePost : service) });
+    } else if (spec.kind !== 'rpc')
       add(`/{chain_id}/api?module=${spec.module}&action=${spec.action}`, moduleOperations(spec, s, legacy, legacyBody));
   }
   for (const path of JSON_RPC_PATHS) {
@@ -397,6 +448,11 @@ const HEADERS: Readonly<Record<string, { description: string; type: 'string' | '
 };
 
 const SCHEMAS: Readonly<Record<string, Json>> = {
+  RpcStatus: {
+    type: 'object',
+    properties: { code: { type: 'integer' }, message: { type: 'string' }, details: { type: 'array', items: {} } },
+    required: ['code', 'message'],
+  },
   Error: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
   LegacyError: {
     type: 'object',
@@ -500,6 +556,11 @@ export function publicOpenApi(s: PublicDocSettings): Json {
       responses: {
         ...ANSWERS,
         ...responses,
+        ServiceValidationFailed: {
+          description: "A parameter or the body is not what the service's route takes: google.rpc.Status, code 3 (INVALID_ARGUMENT)",
+          headers: { 'x-request-id': headerRef('x-request-id') },
+          content: { 'application/json': { schema: schemaRef('RpcStatus') } },
+        },
         ValidationFailed: {
           description: 'A path or query parameter is not what the route declares: one entry per bad parameter',
           headers: { 'x-request-id': headerRef('x-request-id') },

@@ -14,6 +14,9 @@ import type { ValidationIssue } from '../http/errors.js';
 import type { ParamSchema } from './spec-types.js';
 import type { LegacyParamSpec, LegacyRouteSpec, V2RouteSpec } from './table.js';
 
+/** What checkV2 reads of a route: a v2 route's, or an explorer's own outside v2 (`api/v1/search`). */
+export type CheckedRoute = Pick<V2RouteSpec, 'segments' | 'pathParams' | 'queryParams'>;
+
 export type CheckResult = { ok: true; value: string } | { ok: false; detail: string };
 export type ParamCheck = (raw: string) => CheckResult;
 
@@ -224,7 +227,7 @@ export type V2CheckResult = { ok: true; path: string; query: [string, string][] 
  * in document order, then undeclared ones. On success, the upstream path rebuilt from the
  * template and the canonical values only, and the canonical query sorted by name.
  */
-export function checkV2(spec: V2RouteSpec, rawPathValues: readonly string[], query: ReadonlyMap<string, string>): V2CheckResult {
+export function checkV2(spec: CheckedRoute, rawPathValues: readonly string[], query: ReadonlyMap<string, string>): V2CheckResult {
   const route = compiledV2(spec);
   const issues: ValidationIssue[] = [];
   const values: string[] = [];
@@ -276,10 +279,10 @@ interface CompiledV2 {
   objects: ReadonlySet<string>;
 }
 
-const compiledRoutes = new WeakMap<V2RouteSpec, CompiledV2>();
+const compiledRoutes = new WeakMap<CheckedRoute, CompiledV2>();
 
 /** What checkV2 needs of a route, worked out on its first request. */
-function compiledV2(spec: V2RouteSpec): CompiledV2 {
+function compiledV2(spec: CheckedRoute): CompiledV2 {
   let route = compiledRoutes.get(spec);
   if (!route) {
     route = {

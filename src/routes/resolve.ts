@@ -15,18 +15,40 @@
 //   /api?chainid=N&module=M&action=A      in a query parameter (`chainid` is not forwarded)
 import { formDecode, percentDecode } from '../http/url-decode.js';
 import type { ErrorCode, ValidationIssue } from '../http/errors.js';
-import { matchLegacy, matchV2 } from './match.js';
+import { matchLegacy, matchService, matchV2 } from './match.js';
+import { checkService } from './service-check.js';
 import { checkLegacy, checkV2 } from './param-check.js';
 import { ADDRESS_DETAIL, ADDRESS_RE, legacyQuery, toIssues, tokenBalancesQuery, transactionsQuery, type LegacyAction } from './params.js';
 import type { CheckedCall } from '../rpc/methods.js';
 import { derivedCall, proxyCall, proxyId, proxyInvalid, proxyUnsupported, type Derivation } from '../rpc/proxy.js';
-import type { ProxyRouteSpec, VerifyRouteSpec } from './table.js';
+import type { ProxyRouteSpec, ServiceName, ServiceRouteSpec, VerifyRouteSpec } from './table.js';
 
 export type Validation =
   | { ok: true; upstreamPath: string }
   | { ok: false; issues: ValidationIssue[] } // v2: 422 JsonErrorResponse
   | { ok: false; legacyMessage: string } // legacy: 200 envelope with status "0"
-  | { ok: false; proxyBody: string }; // Etherscan's proxy module: HTTP 200 with this body (rpc/proxy.ts)
+  | { ok: false; proxyBody: string } // Etherscan's proxy module: HTTP 200 with this body (rpc/proxy.ts)
+  | { ok: false; serviceMessage: string }; // a Rust service's route: 422 google.rpc.Status (service-check.ts)
+
+/** A search across chains, as asked (multichain routes): what the gateway needs to answer it itself. */
+export interface ClusterAsk {
+  /** The route after `api/v1/clusters/{cluster_id}/` (or `search:quick` for the one without a cluster). */
+  route: string;
+  clusterId: string | undefined;
+  q?: string;
+  chainIds?: string[];
+  pageSize?: number;
+  pageToken?: string;
+  unlimitedPerChain?: boolean;
+}
+
+/** Where a service route goes (routes/table.ts ServiceRouteSpec). */
+export interface ServiceCall {
+  name: ServiceName;
+  method: 'GET' | 'POST';
+  /** A multichain route: what it asked, for the gateway to answer itself when no aggregator is configured. */
+  cluster?: ClusterAsk;
+}
 
 export interface Route {
   kind: 'route';
@@ -47,7 +69,14 @@ export interface Route {
   rpc?: true;
   /** A write (contract verification): forwarded once as a POST with its body, never kept. */
   write?: true;
+  /** A route of the PRO API outside v2, served by the chain's explorer or a service. */
+  service?: ServiceCall;
+  /** The cache key's scope when it is not the chain: a service's answers are its own. */
+  cacheScope?: string;
 }
+
+/** The `chainId` of a route under `/services/`: no chain's (config/schema.ts reserves the id). */
+export const SERVICES_SCOPE = 'services';
 
 /** The JSON-RPC endpoint's two paths under a chain: the PRO API's and an instance's own. */
 export const RPC_PATHS: ReadonlySet<string> = new Set(['/json-rpc', '/json-rpc/', '/api/eth-rpc', '/api/eth-rpc/']);
@@ -117,7 +146,11 @@ export function resolve(url: string, chains: { has(id: string): boolean }): Reso
 
   // The explorers' services live under /services/ (contract section 9), not under a chain: a
   // path there that no route serves is an unknown route, not the unknown chain "services".
-  if (path.startsWith('/services/')) return { kind: 'refusal', code: 'UNKNOWN_ROUTE', legacy: false };
+  if (path.startsWith('/services/')) {
+    const match = matchService('services', path.slice('/services'.length));
+    if (!match) return { kind: 'refusal', code: 'UNKNOWN_ROUTE', legacy: false };
+    return serviceRoute(SERVICES_SCOPE, match.spec, match.params, qs);
+  }
 
   // "/{chain_id}/rest"
   const slash = path.indexOf('/', 1);
@@ -138,7 +171,11 @@ export function resolve(url: string, chains: { has(id: string): boolean }): Reso
       validation: { ok: true, upstreamPath: UPSTREAM_RPC_PATH },
     };
   }
-  if (!rest.startsWith('/api/v2/')) return { kind: 'refusal', code: 'UNKNOWN_ROUTE', legacy: false };
+  if (!rest.startsWith('/api/v2/')) {
+    const match = matchService('chain', rest);
+    if (!match) return { kind: 'refusal', code: 'UNKNOWN_ROUTE', legacy: false };
+    return serviceRoute(chainId, match.spec, match.params, qs);
+  }
 
   const match = matchV2(rest.slice('/api/v2/'.length));
   if (!match) return { kind: 'refusal', code: 'UNKNOWN_ROUTE', legacy: false };
@@ -157,6 +194,49 @@ export function resolve(url: string, chains: { has(id: string): boolean }): Reso
     return { ...base, validation: { ok: false, issues: [...(checked.ok ? [] : checked.issues), ...malformed] } };
   }
   return { ...base, validation: { ok: true, upstreamPath: withQuery(checked.path, encodeQuery(checked.query)) } };
+}
+
+/**
+ * A route of the PRO API outside v2. An explorer's own (`api/v1/search`, `api/legacy/...`) is
+ * checked as v2 is (OpenApiSpex, 422 JsonErrorResponse); a Rust service's as actix-prost reads it
+ * (service-check.ts). A service's answers are cached under its own scope.
+ */
+function serviceRoute(chainId: string, spec: ServiceRouteSpec, rawPath: string[], qs: string): Route {
+  const service: ServiceCall = { name: spec.service, method: spec.method };
+  const base = { kind: 'route', chainId, route: spec.name, legacy: false, stream: false, service } as const;
+  if (spec.service === 'explorer') {
+    const query = parseQuery(qs);
+    const malformed = query.malformed.map((name) => ({ name, detail: 'Invalid percent-encoding' }));
+    const checked = checkV2(spec, rawPath, query.params);
+    if (!checked.ok || malformed.length > 0) {
+      return { ...base, validation: { ok: false, issues: [...(checked.ok ? [] : checked.issues), ...malformed] } };
+    }
+    return { ...base, validation: { ok: true, upstreamPath: withQuery(checked.path, encodeQuery(checked.query)) } };
+  }
+  const scope = spec.service === 'stats' ? `stats:${chainId}` : `svc:${spec.service}`;
+  const checked = checkService(spec, rawPath, qs);
+  if (!checked.ok) return { ...base, cacheScope: scope, validation: { ok: false, serviceMessage: checked.message } };
+  const query = checked.query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+  if (spec.service === 'multichain') service.cluster = clusterAsk(spec, rawPath, checked.query);
+  return { ...base, cacheScope: scope, validation: { ok: true, upstreamPath: withQuery(checked.path, query) } };
+}
+
+/** What a multichain route asked, from its checked values. */
+function clusterAsk(spec: ServiceRouteSpec, rawPath: readonly string[], query: readonly [string, string][]): ClusterAsk {
+  const after = spec.name.slice('multichain/api/v1/'.length);
+  const inCluster = after.startsWith('clusters/{cluster_id}/');
+  const ask: ClusterAsk = {
+    route: inCluster ? after.slice('clusters/{cluster_id}/'.length) : after,
+    clusterId: inCluster ? percentDecode(rawPath[0] ?? '') : undefined,
+  };
+  for (const [name, value] of query) {
+    if (name === 'q') ask.q = value;
+    else if (name === 'chain_id') (ask.chainIds ??= []).push(value);
+    else if (name === 'page_size') ask.pageSize = Number(value);
+    else if (name === 'page_token') ask.pageToken = value;
+    else if (name === 'unlimited_per_chain') ask.unlimitedPerChain = value === 'true';
+  }
+  return ask;
 }
 
 function addressRoute(

@@ -92,7 +92,7 @@ export class Resolver {
       resolution,
       cost: valid ? costOf(this.config.costs, valid.route) : 0,
       ttlSeconds: valid ? ttlSecondsFor(this.config.cache, valid.route) : 0,
-      cacheKey: valid && valid.validation.ok ? cacheKey(valid.chainId, valid.validation.upstreamPath, undefined) : '',
+      cacheKey: valid && valid.validation.ok ? cacheKey(valid.cacheScope ?? valid.chainId, valid.validation.upstreamPath, undefined) : '',
     };
   }
 }

@@ -13,7 +13,8 @@ export interface ParamSchema {
   readonly enum?: readonly string[];
   /** The pattern as the document writes it (PCRE in Blockscout; the ones used are also valid JavaScript). */
   readonly pattern?: string;
-  readonly format?: 'date-time' | 'uuid';
+  /** int64: the integer of a Rust service (an integer, or text of one for `type: string`). */
+  readonly format?: 'date-time' | 'uuid' | 'int64';
   /**
    * Inclusive bounds, as decimal text: exact for any size (the PRO API document prints
    * int64's maximum as a rounded double, see the generator), compared with BigInt.
@@ -55,4 +56,20 @@ export interface LegacyActionData {
   readonly operationId: string;
   /** In document order; `module` and `action` left out. */
   readonly params: readonly ParamData[];
+}
+
+/**
+ * One operation of the PRO API outside `/{chain_id}/api/v2/` (GET or POST): an explorer's
+ * `/api/v1/search` and `/api/legacy/...`, a chain's stats service, the shared services under
+ * `/services/`.
+ */
+export interface ServiceOperationData {
+  /** As the document spells it: `/{chain_id}/stats-service/api/v1/lines/{name}`, `/services/bens/api/v1/protocols`. */
+  readonly documentPath: string;
+  readonly method: 'GET' | 'POST';
+  readonly operationId: string;
+  /** In template order; the gateway's `chain_id` of a `/{chain_id}/...` path left out. */
+  readonly pathParams: readonly ParamData[];
+  /** In document order. */
+  readonly queryParams: readonly ParamData[];
 }

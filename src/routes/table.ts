@@ -3,9 +3,10 @@
 // vendored documents (spec/), with the names operators write in YAML, and each route's default
 // cost, cache TTL and whether it is streamed. Built once, at import; pure data.
 import { LEGACY_ACTIONS } from './generated/legacy-actions.js';
+import { SERVICE_OPERATIONS } from './generated/service-operations.js';
 import { V2_OPERATIONS } from './generated/v2-operations.js';
 import { LEGACY_RULES, type LegacyActionRules, type LegacyParamReading } from './legacy-rules.js';
-import type { LegacyActionData, ParamData, V2OperationData } from './spec-types.js';
+import type { LegacyActionData, ParamData, ServiceOperationData, V2OperationData } from './spec-types.js';
 import { PROXY_ROUTES, RPC_ROUTES, VERIFY_ROUTES, type ProxyRouteSpec, type RpcRouteSpec, type VerifyRouteSpec } from './client-routes.js';
 
 export type { ProxyRouteSpec, RpcRouteSpec, VerifyRouteSpec };
@@ -51,7 +52,35 @@ export interface LegacyRouteSpec {
   readonly stream: false;
 }
 
-export type RouteSpec = V2RouteSpec | LegacyRouteSpec | RpcRouteSpec | ProxyRouteSpec | VerifyRouteSpec;
+/**
+ * Where a service route goes: the chain's explorer (`/api/v1/search`, `/api/legacy/...`), the
+ * chain's stats service (`chains.<id>.stats`), or a shared service (`services.<name>`).
+ */
+export type ServiceName = 'explorer' | 'stats' | 'bens' | 'metadata' | 'multichain';
+
+/** One operation of the PRO API outside `/{chain_id}/api/v2/` (generated/service-operations.ts). */
+export interface ServiceRouteSpec {
+  /** The template after the chain or after `/services/`: `stats-service/api/v1/lines/{name}`, `bens/api/v1/protocols`. */
+  readonly name: string;
+  readonly kind: 'service';
+  readonly service: ServiceName;
+  readonly method: 'GET' | 'POST';
+  /** As the document spells it. */
+  readonly documentPath: string;
+  readonly operationId: string;
+  /** What is matched: the path after `/{chain_id}` or after `/services`. */
+  readonly match: readonly PathSegment[];
+  /** The path at the service: `api/v1/lines/{name}` for `/{chain_id}/stats-service/api/v1/lines/{name}`. */
+  readonly segments: readonly PathSegment[];
+  /** In template order. */
+  readonly pathParams: readonly ParamData[];
+  readonly queryParams: readonly ParamData[];
+  /** 0 for a POST: forwarded with its body, never kept. */
+  readonly defaultTtlSeconds: number;
+  readonly stream: false;
+}
+
+export type RouteSpec = V2RouteSpec | LegacyRouteSpec | RpcRouteSpec | ProxyRouteSpec | VerifyRouteSpec | ServiceRouteSpec;
 /** The routes of the legacy `?module=&action=` form: the document's reads, Etherscan's proxy module, contract verification. */
 export type ModuleRouteSpec = LegacyRouteSpec | ProxyRouteSpec | VerifyRouteSpec;
 
@@ -139,6 +168,48 @@ export const TTL_RULES: readonly TtlRule[] = [
     why: "a watch list belongs to the signed-in Blockscout account: one client's answer is never another's",
     test: anyOf(/(^|\/)watchlist$/),
   },
+  // The routes outside v2 first: their names would fall into v2's families (`.../counters`).
+  {
+    family: 'explorer-search',
+    seconds: 5,
+    why: "an explorer's search finds what the newest blocks hold",
+    test: (n) => n === 'api/v1/search',
+  },
+  {
+    family: 'stats-lines',
+    seconds: 300,
+    why: 'a stats service recomputes its charts on a schedule (minutes at the least), a day per point',
+    test: anyOf(/^stats-service\/api\/v1\/lines\/\{name\}$/),
+  },
+  {
+    family: 'stats-counters',
+    seconds: 60,
+    why: "a stats service's counters and pages are recomputed every few minutes, some with each block",
+    test: anyOf(/^stats-service\/api\/v1\/(counters|pages\/)/),
+  },
+  {
+    family: 'service-catalogue',
+    seconds: 3_600,
+    why: 'the charts, name protocols, tag types and chains a service offers change when it is redeployed',
+    test: anyOf(
+      /^stats-service\/api\/v1\/lines$/,
+      /^bens\/api\/v1\/(\{chain_id\}\/)?protocols$/,
+      /^metadata\/api\/v1\/public-tag-types$/,
+      /^multichain\/api\/v1\/clusters\/\{cluster_id\}\/chains$/,
+    ),
+  },
+  {
+    family: 'names-and-tags',
+    seconds: 300,
+    why: 'names, their events, tags and reputations change by a transaction or a curator, rarely',
+    test: anyOf(/^bens\//, /^metadata\//),
+  },
+  {
+    family: 'cluster-search',
+    seconds: 30,
+    why: 'a search across chains: each chain answers from its own newest blocks',
+    test: anyOf(/^multichain\//),
+  },
   { family: 'token-balances', seconds: 15, why: "today's default for token-balances", test: (n) => n === 'token-balances' },
   {
     family: 'every-block',
@@ -212,6 +283,37 @@ function v2Spec(op: V2OperationData): V2RouteSpec {
   };
 }
 
+const SERVICE_PREFIXES: readonly { prefix: string; service: ServiceName; at: string }[] = [
+  // The path after `/{chain_id}` (or after `/services`), and what the service itself serves.
+  { prefix: '/{chain_id}/stats-service/', service: 'stats', at: '/' },
+  { prefix: '/{chain_id}/api/', service: 'explorer', at: '/api/' },
+  { prefix: '/services/bens/', service: 'bens', at: '/' },
+  { prefix: '/services/metadata/', service: 'metadata', at: '/' },
+  { prefix: '/services/multichain/', service: 'multichain', at: '/' },
+];
+
+function serviceSpec(op: ServiceOperationData): ServiceRouteSpec {
+  const where = SERVICE_PREFIXES.find((x) => op.documentPath.startsWith(x.prefix));
+  if (where === undefined) throw new Error(`${op.documentPath}: no service serves it`);
+  const underChain = op.documentPath.startsWith('/{chain_id}/');
+  const name = op.documentPath.slice(underChain ? '/{chain_id}/'.length : '/services/'.length);
+  const upstream = `${where.at}${op.documentPath.slice(where.prefix.length)}`;
+  return {
+    name,
+    kind: 'service',
+    service: where.service,
+    method: op.method,
+    documentPath: op.documentPath,
+    operationId: op.operationId,
+    match: parseTemplate(op.documentPath.slice(underChain ? '/{chain_id}'.length : '/services'.length)),
+    segments: parseTemplate(upstream),
+    pathParams: op.pathParams,
+    queryParams: op.queryParams,
+    defaultTtlSeconds: op.method === 'POST' ? 0 : defaultTtlSecondsOf(name),
+    stream: false,
+  };
+}
+
 function legacySpec(a: LegacyActionData): LegacyRouteSpec {
   const key = `${a.module}.${a.action}`;
   const rules = LEGACY_RULES[key] ?? {};
@@ -245,6 +347,7 @@ function build(): readonly RouteSpec[] {
     ...RPC_ROUTES,
     ...PROXY_ROUTES,
     ...VERIFY_ROUTES,
+    ...SERVICE_OPERATIONS.map(serviceSpec),
   ];
   const names = new Set<string>();
   for (const r of table) {

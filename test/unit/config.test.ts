@@ -217,3 +217,40 @@ cache: { ttlSeconds: { legacy: 10, legacy.getToken: 60, "blocks/{block_hash_or_n
     for (const f of files) expect(() => loadConfig(join(dir, f), {}), f).not.toThrow();
   });
 });
+
+describe('services and clusters (contract section 9)', () => {
+  const WITH_SERVICES = `
+chains:
+  "1": { name: Ethereum, upstreams: [http://127.0.0.1:1], stats: { upstreams: [http://127.0.0.1:2] } }
+  "10": { name: Optimism, upstreams: [http://127.0.0.1:3] }
+plans:
+  free: { rps: 5, credits: 100 }
+services:
+  bens: { upstreams: [http://127.0.0.1:4], timeoutMs: 2000 }
+  metadata: { upstreams: [http://127.0.0.1:5] }
+clusters:
+  demo: { chains: ["1", "10"] }
+`;
+
+  it('reads a chain stats service, the shared services and the clusters, with the upstream defaults', () => {
+    const c = parseConfig(WITH_SERVICES, 'test.yaml', {});
+    expect(c.chains['1']?.stats).toEqual({ upstreams: ['http://127.0.0.1:2'], timeoutMs: 10_000, maxResponseBytes: 8 * 1024 * 1024 });
+    expect(c.chains['10']?.stats).toBeUndefined();
+    expect(c.services.bens).toMatchObject({ upstreams: ['http://127.0.0.1:4'], timeoutMs: 2000 });
+    expect(c.services.multichain).toBeUndefined();
+    expect(c.clusters).toEqual({ demo: { chains: ['1', '10'], timeoutMs: 3000 } });
+    expect(parseConfig(MINIMAL, 'test.yaml', {})).toMatchObject({ services: {}, clusters: {} });
+  });
+
+  it('refuses a cluster of unknown or repeated chains, an empty one, and a service without upstreams', () => {
+    expect(problems(`${MINIMAL}clusters:\n  c: { chains: ["1", "2", "1"] }\n`)).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('clusters.c.chains[1]: unknown chain "2"'),
+        expect.stringContaining('clusters.c.chains[2]: chain "1" is listed twice'),
+      ]),
+    );
+    expect(problems(`${MINIMAL}clusters:\n  c: { chains: [] }\n`)).toEqual([expect.stringContaining('expected at least one chain')]);
+    expect(problems(`${MINIMAL}services:\n  bens: { upstreams: [] }\n`)).toEqual([expect.stringContaining('services.bens.upstreams')]);
+    expect(problems(`${MINIMAL}services:\n  ens: { upstreams: [http://127.0.0.1:4] }\n`)).toEqual([expect.stringContaining('ens')]);
+  });
+});

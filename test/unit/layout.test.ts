@@ -26,6 +26,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   cache: ['http', 'redis', 'upstream'],
   observability: ['cache', 'http', 'upstream'],
   routes: ['cache', 'http', 'rpc'],
+  // Search across a cluster's chains: merging and paging, the chains asked through a function.
+  multichain: ['http'],
   // Chain heads, finality depths, what an answer is about: pure but for the head poll.
   finality: ['cache', 'rpc', 'upstream'],
   // Checks route names and chain ids against routes/, so above it; the folders below read only
@@ -46,6 +48,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'finality',
     'http',
     'keys',
+    'multichain',
     'observability',
     'quota',
     'routes',

@@ -53,18 +53,75 @@ describe('route resolution', () => {
     }
   });
 
-  it('answers a path under /services/ as an unknown route (404 Route not found), not as the chain "services"', () => {
+  it('answers a path under /services/ that no service route serves as an unknown route, not as the chain "services"', () => {
     for (const url of [
       '/services/',
-      '/services/bens/api/v1/domains/x.eth',
+      '/services/bens/api/v2/domains/x.eth',
       '/services/stats-service/api/v1/lines/txns',
       '/services/api?module=account&action=balance',
       '/services/api/v2/stats',
+      '/services/bens/api/v1/domains',
+      '/services/nope/api/v1/protocols',
     ]) {
       expect(resolve(url, chains), url).toEqual({ kind: 'refusal', code: 'UNKNOWN_ROUTE', legacy: false });
     }
     expect(resolve('/services/api/v2/stats', new Set(['services']))).toMatchObject({ code: 'UNKNOWN_ROUTE' });
     expect(resolve('/servicesx/api/v2/stats', chains)).toMatchObject({ code: 'UNKNOWN_CHAIN' });
+  });
+
+  it('routes the services: by the template after the chain or after /services/, to the path at the service', () => {
+    expect(route('/services/bens/api/v1/domains/x.eth')).toMatchObject({
+      chainId: 'services',
+      route: 'bens/api/v1/domains/{name}',
+      service: { name: 'bens', method: 'GET' },
+      cacheScope: 'svc:bens',
+      validation: { ok: true, upstreamPath: '/api/v1/domains/x.eth' },
+    });
+    expect(route('/services/bens/api/v1/1/addresses:lookup?only_active=true&address=0xab')).toMatchObject({
+      route: 'bens/api/v1/{chain_id}/addresses:lookup',
+      validation: { ok: true, upstreamPath: '/api/v1/1/addresses:lookup?address=0xab&only_active=true' },
+    });
+    expect(route('/1/stats-service/api/v1/lines/newTxns?resolution=DAY&from=2020-01-01')).toMatchObject({
+      chainId: '1',
+      route: 'stats-service/api/v1/lines/{name}',
+      service: { name: 'stats' },
+      cacheScope: 'stats:1',
+      validation: { ok: true, upstreamPath: '/api/v1/lines/newTxns?from=2020-01-01&resolution=DAY' },
+    });
+    expect(route('/1/api/v1/search?q=usdt')).toMatchObject({
+      route: 'api/v1/search',
+      service: { name: 'explorer' },
+      validation: { ok: true, upstreamPath: '/api/v1/search?q=usdt' },
+    });
+    expect(route('/1/api/legacy/block/get-block-number-by-time?timestamp=1700000000&closest=before')).toMatchObject({
+      route: 'api/legacy/block/get-block-number-by-time',
+      validation: { ok: true, upstreamPath: '/api/legacy/block/get-block-number-by-time?closest=before&timestamp=1700000000' },
+    });
+    expect(route('/services/metadata/api/v1/addresses:submit')).toMatchObject({ service: { name: 'metadata', method: 'POST' } });
+  });
+
+  it("refuses a Rust service's bad value with its message, drops the names it does not read, keeps a repeated field's values", () => {
+    expect(route('/services/bens/api/v1/domains:lookup?page_size=ten').validation).toEqual({
+      ok: false,
+      serviceMessage: 'invalid page_size: expected an integer, got "ten"',
+    });
+    expect(route('/services/bens/api/v1/domains:lookup?order=UP').validation).toMatchObject({ ok: false });
+    expect(route('/services/bens/api/v1/domains:lookup?only_active=yes').validation).toMatchObject({ ok: false });
+    expect(route('/services/bens/api/v1/domains:lookup?name=a&_=123').validation).toEqual({
+      ok: true,
+      upstreamPath: '/api/v1/domains:lookup?name=a',
+    });
+    const search = route('/services/multichain/api/v1/clusters/demo/search/tokens?q=usd&chain_id=10&chain_id=1&page_size=5');
+    expect(search.validation).toEqual({
+      ok: true,
+      upstreamPath: '/api/v1/clusters/demo/search/tokens?chain_id=1&chain_id=10&page_size=5&q=usd',
+    });
+    expect(search.service?.cluster).toEqual({ route: 'search/tokens', clusterId: 'demo', q: 'usd', chainIds: ['1', '10'], pageSize: 5 });
+    // An explorer's own route outside v2 refuses an unknown field, as OpenApiSpex does.
+    expect(route('/1/api/legacy/block/get-block-number-by-time?closest=soon').validation).toMatchObject({
+      ok: false,
+      issues: [{ name: 'closest', detail: 'Invalid value for enum' }],
+    });
   });
 
   it('rebuilds the upstream path from validated parts, lower-casing the address', () => {

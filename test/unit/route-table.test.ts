@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { LEGACY_FILE, ROOT, V2_FILE, writeRouteFiles } from '../../scripts/generate-routes.js';
+import { LEGACY_FILE, ROOT, SERVICE_FILE, V2_FILE, writeRouteFiles } from '../../scripts/generate-routes.js';
 import {
   closestRouteNames,
   routeByName,
@@ -12,6 +12,7 @@ import {
   ttlFamilyOf,
   type LegacyRouteSpec,
   type RouteSpec,
+  type ServiceRouteSpec,
   type V2RouteSpec,
 } from '../../src/routes/table.js';
 import { costsSchema } from '../../src/config/schema.js';
@@ -99,11 +100,55 @@ describe('the route table, against the documents themselves', () => {
   });
 });
 
+describe('the service routes, against the document', () => {
+  const services = ROUTE_TABLE.filter((r): r is ServiceRouteSpec => r.kind === 'service');
+
+  it('has every operation of the PRO API outside /{chain_id}/api/v2/, and nothing else', () => {
+    const expected = Object.entries(pro.paths)
+      .filter(([p]) => !p.startsWith('/{chain_id}/api/v2/'))
+      .flatMap(([p, item]) => Object.entries(item).map(([m, op]) => [m.toUpperCase(), p, op.operationId]));
+    expect(expected).toHaveLength(40);
+    expect(services.map((r) => [r.method, r.documentPath, r.operationId]).sort()).toEqual(expected.sort());
+  });
+
+  it('names each by its template after the chain or after /services/, and says where it goes', () => {
+    expect(named('stats-service/api/v1/lines/{name}')).toMatchObject({
+      service: 'stats',
+      documentPath: '/{chain_id}/stats-service/api/v1/lines/{name}',
+    });
+    expect(named('bens/api/v1/domains/{name}')).toMatchObject({ service: 'bens', method: 'GET' });
+    expect(named('bens/api/v1/{chain_id}/addresses:batch-resolve-names')).toMatchObject({ service: 'bens', method: 'POST' });
+    expect(named('metadata/api/v1/addresses:submit')).toMatchObject({ service: 'metadata', method: 'POST', defaultTtlSeconds: 0 });
+    expect(named('multichain/api/v1/clusters/{cluster_id}/search/tokens')).toMatchObject({ service: 'multichain' });
+    expect(named('api/v1/search')).toMatchObject({ service: 'explorer' });
+    expect(named('api/legacy/block/get-block-number-by-time')).toMatchObject({ service: 'explorer' });
+    for (const r of services) {
+      const prefix = r.documentPath.startsWith('/{chain_id}/') ? '/{chain_id}/' : '/services/';
+      expect(`${prefix}${r.name}`).toBe(r.documentPath);
+    }
+  });
+
+  it('gives each GET a TTL family that fits it, and never keeps a POST', () => {
+    expect(ttlFamilyOf('stats-service/api/v1/lines/{name}')).toBe('stats-lines');
+    expect(named('stats-service/api/v1/lines/{name}')).toMatchObject({ defaultTtlSeconds: 300 });
+    expect(ttlFamilyOf('bens/api/v1/protocols')).toBe('service-catalogue');
+    expect(named('bens/api/v1/protocols')).toMatchObject({ defaultTtlSeconds: 3600 });
+    expect(ttlFamilyOf('stats-service/api/v1/counters')).toBe('stats-counters');
+    expect(ttlFamilyOf('api/v1/search')).toBe('explorer-search');
+    expect(ttlFamilyOf('multichain/api/v1/search:quick')).toBe('cluster-search');
+    for (const r of services) {
+      if (r.method === 'POST') expect(r.defaultTtlSeconds, r.name).toBe(0);
+      else expect(r.defaultTtlSeconds, r.name).toBeGreaterThan(0);
+    }
+  });
+});
+
 describe('route names', () => {
   it('are unique', () => {
     expect(new Set(ROUTE_NAMES).size).toBe(ROUTE_NAMES.length);
-    // v2 GETs, legacy reads, the 16 JSON-RPC methods, 16 proxy actions, 7 verification actions.
-    expect(ROUTE_NAMES).toHaveLength(153 + 35 + 16 + 16 + 7);
+    // v2 GETs, legacy reads, the 16 JSON-RPC methods, 16 proxy actions, 7 verification actions,
+    // the 40 operations outside v2.
+    expect(ROUTE_NAMES).toHaveLength(153 + 35 + 16 + 16 + 7 + 40);
     expect(ROUTE_NAMES).toContain('rpc.eth_getLogs');
     expect(ROUTE_NAMES).toContain('legacy.proxy.eth_call');
     expect(ROUTE_NAMES).toContain('legacy.contract.verifysourcecode');
@@ -147,7 +192,7 @@ describe('the generated files', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'egw-routes-'));
     try {
       await writeRouteFiles(dir);
-      for (const file of [V2_FILE, LEGACY_FILE]) {
+      for (const file of [V2_FILE, LEGACY_FILE, SERVICE_FILE]) {
         const fresh = await readFile(path.join(dir, file), 'utf8');
         const checkedIn = await readFile(path.join(ROOT, 'src/routes/generated', file), 'utf8');
         expect(checkedIn, `${file} is out of date: npm run generate:routes`).toBe(fresh);
