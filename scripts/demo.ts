@@ -4,12 +4,24 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { startFixtureExplorer } from '../fixture/explorer.js';
+import { startFixtureService } from '../fixture/services.js';
 import { KNOWN_TX_HASH, SAMPLE_ACCOUNT, TOKEN_CONTRACT, VERIFIABLE_CONTRACT } from '../fixture/chain.js';
 import { loadConfig } from '../src/config/load.js';
 import { buildServer } from '../src/app/server.js';
 
 const explorer = await startFixtureExplorer({ port: Number(process.env.DEMO_EXPLORER_PORT ?? 0) });
 process.env.DEMO_UPSTREAM = explorer.url;
+// The services beside it (fixture/services.ts): chain 1's stats service, following the explorer's
+// head, the name service and the metadata service, each on a free loopback port.
+const services = await Promise.all([
+  startFixtureService({ kind: 'stats', head: () => explorer.head() }),
+  startFixtureService({ kind: 'bens' }),
+  startFixtureService({ kind: 'metadata' }),
+]);
+const [stats, bens, metadata] = services;
+process.env.DEMO_STATS = stats.url;
+process.env.DEMO_BENS = bens.url;
+process.env.DEMO_METADATA = metadata.url;
 const config = loadConfig(new URL('../config/demo.yaml', import.meta.url).pathname);
 const app = buildServer(config);
 
@@ -91,7 +103,7 @@ const toldLine = () =>
 const bearerOf = (secret: string) => `-H 'Authorization: Bearer ${secret}'`;
 process.stdout.write(`
 explorer-gateway demo
-  fixture explorer: ${explorer.url}
+  fixture explorer: ${explorer.url}  (services: stats ${stats.url}, bens ${bens.url}, metadata ${metadata.url})
   gateway:          ${base}  (config/demo.yaml, key "demo" on plan free, 5 requests a second)
 
 Try (every read route of Blockscout's PRO API and RPC API answers; these are a few):
@@ -105,6 +117,12 @@ Try (every read route of Blockscout's PRO API and RPC API answers; these are a f
   curl -s '${base}/v2/api?chainid=100&module=account&action=balance&address=${address}&apikey=${key}'   # Etherscan V2 form
   curl -si ${base}/1/api/v2/addresses/0x123/token-balances ${bearer}   # 422, Blockscout's own error body
   curl -s ${base}/api/json/config   # chains and the cost of every route, no key
+
+Beside the explorers (docs/configuration.md, services and clusters):
+  curl -s ${bearer} ${base}/services/bens/api/v1/1/domains/vitalik.eth   # a name (the name service)
+  curl -s ${bearer} '${base}/1/stats-service/api/v1/lines/newTxns?resolution=DAY'   # a stats line (chain 1's stats service)
+  curl -s ${bearer} '${base}/services/multichain/api/v1/clusters/demo/search/tokens?q=USD'   # a search across chains 1 and 10, by the gateway
+  curl -s ${bearer} '${base}/services/metadata/api/v1/metadata?addresses=${address}'   # public tags
 
 Every client a customer brings (docs/clients.md):
   curl -s ${bearer} -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' ${base}/1/json-rpc   # JSON-RPC (ethers, viem)
@@ -156,6 +174,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (closing) return;
     closing = true;
     receiver.closeAllConnections();
-    void Promise.all([app.close(), explorer.close(), new Promise((r) => receiver.close(r))]).then(() => process.exit(0));
+    void Promise.all([app.close(), explorer.close(), ...services.map((x) => x.close()), new Promise((r) => receiver.close(r))]).then(() =>
+      process.exit(0),
+    );
   });
 }

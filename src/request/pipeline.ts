@@ -287,9 +287,6 @@ function afterQuota(
   // 5. Credits (taken by the decision above only if enough remained).
   if (decision?.outcome === 'out_of_credits') return void sendError(ctx, reply, 'OUT_OF_CREDITS');
 
-  // Normalised before it is forwarded or keyed: instances read only `true` as true
-  // (docs/blockscout.md), so anything else means what no header means, and one client cannot
-  // fill the cache with a copy per odd value.
   // A route of the PRO API outside v2 other than an explorer's GET (request/service.ts).
   const service = route.service;
   if (service !== undefined && !(service.name === 'explorer' && service.method === 'GET')) {
@@ -298,6 +295,9 @@ function afterQuota(
     if (service.method === 'POST') return servicePost(state, ctx, reply, target, v.upstreamPath, body ?? Buffer.alloc(0));
     return serviceGet(state, ctx, reply, target, v.upstreamPath, resolved, now);
   }
+  // Normalised before it is forwarded or keyed: instances read only `true` as true
+  // (docs/blockscout.md), so anything else means what no header means, and one client cannot
+  // fill the cache with a copy per odd value.
   const showScam = request.headers[H_SCAM] === 'true' ? 'true' : undefined;
   const chain = state.chains.get(route.chainId)!;
   // Etherscan's proxy module: the JSON-RPC call it names, sharing its cache entries (request/proxy.ts).

@@ -226,6 +226,8 @@ describe('the PRO API read surface', () => {
           '/api/v2/addresses/{address_hash_param}/transactions',
           '/api/v2/blocks',
           '/api/v2/blocks/{block_hash_or_number_param}/transactions',
+          // The search reads q (fixture/explorer-extra.ts): one page of what matches it.
+          '/api/v2/search',
         ].includes(o.template)
       );
     });

@@ -347,9 +347,10 @@ describe('GET /api/json/openapi', () => {
       .map(({ path }) => path);
     expect(plain.sort()).toEqual(own.sort());
     expect(plain).toContain('/api/json/openapi');
-    // Everything else is the pipeline's, under a chain or with the chain in `chainid`.
-    const rest = Object.keys(doc.paths).filter((p) => !plain.includes(p) && !p.startsWith('/{chain_id}/'));
+    // Everything else is the pipeline's: under a chain, with the chain in `chainid`, or a shared service's.
+    const rest = Object.keys(doc.paths).filter((p) => !plain.includes(p) && !p.startsWith('/{chain_id}/') && !p.startsWith('/services/'));
     expect(rest.sort()).toEqual([...CHAINID_PATHS].sort());
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/services/'))).toHaveLength(30);
   });
 
   it('gives each route its credits and cache lifetime under this configuration, as /api/json/config does', async () => {
