@@ -215,9 +215,10 @@ function serviceRoute(chainId: string, spec: ServiceRouteSpec, rawPath: string[]
   }
   const scope = spec.service === 'stats' ? `stats:${chainId}` : `svc:${spec.service}`;
   const checked = checkService(spec, rawPath, qs);
+  // The cluster is known even when a parameter is bad: a cluster not configured is a 404 first (request/service.ts).
+  if (spec.service === 'multichain') service.cluster = clusterAsk(spec, rawPath, checked.ok ? checked.query : []);
   if (!checked.ok) return { ...base, cacheScope: scope, validation: { ok: false, serviceMessage: checked.message } };
   const query = checked.query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
-  if (spec.service === 'multichain') service.cluster = clusterAsk(spec, rawPath, checked.query);
   return { ...base, cacheScope: scope, validation: { ok: true, upstreamPath: withQuery(checked.path, query) } };
 }
 
