@@ -148,7 +148,13 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     });
   });
   const health = () =>
-    readiness(states.current.chains, redis?.status, { backend: resources.store.kind, up: resources.storageUp }, resources.now());
+    readiness(
+      states.current.chains,
+      redis?.status,
+      { backend: resources.store.kind, up: resources.storageUp },
+      resources.now(),
+      states.current.services,
+    );
   metrics.heads(() => [...states.current.chains.values()].map((c) => c.head), resources.now);
   const tokens = adminTokens(config.admin);
   const admin =
@@ -250,7 +256,11 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
   let stopHeadPolls: (() => void) | undefined;
   let pruning: NodeJS.Timeout | undefined;
   app.addHook('onReady', async () => {
-    stopProbing = startProbing(() => states.current.chains.values(), config.health.probeIntervalMs, config.health.probeTimeoutMs);
+    stopProbing = startProbing(
+      () => [...states.current.chains.values(), ...states.current.services.values()],
+      config.health.probeIntervalMs,
+      config.health.probeTimeoutMs,
+    );
     stopHeadPolls = startHeadPolls(
       () => states.current.chains.values(),
       resources.now,

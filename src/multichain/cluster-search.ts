@@ -67,6 +67,8 @@ export interface ClusterAnswer {
   body: string;
   /** chains that did not answer in time or failed, in cluster order */
   missing: { chain_id: string; reason: 'timeout' | 'error' }[];
+  /** Chains whose explorer answered for this answer: with none and some missing, nothing could be merged. */
+  answered: number;
 }
 
 export interface AnswerOptions {
@@ -116,10 +118,11 @@ type Entry =
 
 // ---- the answers
 
-const ok = (body: Item, missing: ClusterAnswer['missing']): ClusterAnswer => ({
+const ok = (body: Item, missing: ClusterAnswer['missing'], answered = 0): ClusterAnswer => ({
   status: 200,
   body: JSON.stringify({ ...body, missing_chains: missing }),
   missing,
+  answered,
 });
 
 /** google.rpc.Status (the document's googlerpcStatus), code 3 INVALID_ARGUMENT (googleapis google/rpc/code.proto). */
@@ -127,6 +130,7 @@ const invalid = (message: string): ClusterAnswer => ({
   status: 422,
   body: JSON.stringify({ code: 3, message, details: [] }),
   missing: [],
+  answered: 0,
 });
 
 const INVALID_PAGE_TOKEN = 'invalid page_token';
@@ -163,7 +167,7 @@ export async function answerCluster(
               query.unlimitedPerChain === true,
             );
       for (const [id, reason] of body.missing) missing.set(id, reason);
-      return ok(body.body, missingList());
+      return ok(body.body, missingList(), body.answered);
     }
     return await searchAnswer(route, cluster, query, ask, opts, deadline, missing, missingList);
   } finally {
@@ -217,6 +221,7 @@ async function searchAnswer(
     slots = cluster.flatMap((c, i) => (wanted === undefined || wanted.has(c.id) ? [newSlot(c, i, null, 0, 0, 'active')] : []));
   }
 
+  const answered = new Set<string>();
   const entries = await readPage(
     route,
     slots,
@@ -226,6 +231,7 @@ async function searchAnswer(
     deadline,
     Math.max(1, opts.maxPagesPerChain ?? DEFAULT_MAX_PAGES_PER_CHAIN),
     missing,
+    answered,
   );
   const chains = slots.map((s) => ({ id: s.chain.id, at: positionOf(s) }));
   const body: Item = { items: combine(entries) };
@@ -236,7 +242,7 @@ async function searchAnswer(
     const token = encodeCursor({ route, q, chains });
     body.next_page_params = { page_token: token, page_size: pageSize, pageToken: token, pageSize };
   }
-  return ok(body, missingList());
+  return ok(body, missingList(), answered.size);
 }
 
 interface LoadedPage {
@@ -292,6 +298,7 @@ async function readPage(
   deadline: Deadline,
   maxPages: number,
   missing: Map<string, Reason>,
+  answered: Set<string>,
 ): Promise<Entry[]> {
   const firstPageOnly = FIRST_PAGE_ONLY.has(route);
   const load = async (): Promise<void> => {
@@ -318,6 +325,7 @@ async function readPage(
         missing.set(s.chain.id, r === undefined || r.ok ? 'error' : r.reason);
         return;
       }
+      answered.add(s.chain.id);
       const hits: LoadedPage['hits'] = [];
       for (let k = s.offset; k < page.items.length; k += 1) {
         const entry = pagedEntry(route, s.chain.id, q, page.items[k]);
@@ -419,7 +427,7 @@ function quickBody(
   q: string,
   answers: readonly Asked[],
   unlimited: boolean,
-): { body: Item; missing: [string, Reason][] } {
+): { body: Item; missing: [string, Reason][]; answered: number } {
   const missing: [string, Reason][] = [];
   const perChain: Map<Bucket, Entry[]>[] = [];
   answers.forEach((r, i) => {
@@ -453,7 +461,7 @@ function quickBody(
     }
     body[bucket] = combine(interleaved).slice(0, QUICK_PER_BUCKET);
   }
-  return { body, missing };
+  return { body, missing, answered: perChain.length };
 }
 
 function quickEntries(scope: 'cluster' | 'all', chainId: string, q: string, raw: unknown): [Bucket, Entry][] {

@@ -29,6 +29,12 @@ export interface Readiness {
     redis: 'ok' | 'down' | 'not configured';
     /** The records' store: where it is and whether it answered its last ping. A condition of readiness for the embedded SQLite store only. */
     storage?: { backend: string; status: 'ok' | 'down' };
+    /**
+     * The services beside the explorers (a chain's stats service `stats:<id>`, `bens`, `metadata`,
+     * `multichain`), when configured: shown, not a condition of readiness (the explorers' routes
+     * serve without them).
+     */
+    services?: Record<string, { reachable: boolean; upstreams: Record<string, string> }>;
     chains: Record<
       string,
       {
@@ -50,6 +56,7 @@ export function readiness(
   redisStatus: string | undefined,
   storage?: { backend: string; up: boolean },
   nowMs: number = Date.now(),
+  services?: Iterable<[string, { upstreams: ProbedUpstreams }]>,
 ): Readiness {
   const checks: Readiness['checks']['chains'] = {};
   let ready = true;
@@ -72,10 +79,13 @@ export function readiness(
   if (storage && !storage.up && LOCAL_STORES.has(storage.backend)) ready = false;
   const stored =
     storage === undefined ? {} : { storage: { backend: storage.backend, status: storage.up ? ('ok' as const) : ('down' as const) } };
-  return { ready, checks: { config: 'ok', redis, ...stored, chains: checks } };
+  const shown: NonNullable<Readiness['checks']['services']> = {};
+  for (const [id, service] of services ?? []) shown[id] = { reachable: service.upstreams.reachable, upstreams: service.upstreams.status() };
+  const servicesCheck = Object.keys(shown).length === 0 ? {} : { services: shown };
+  return { ready, checks: { config: 'ok', redis, ...stored, ...servicesCheck, chains: checks } };
 }
 
-/** Probes every chain's upstreams now and then every `intervalMs`; returns a stop function. */
+/** Probes every chain's (and service's) upstreams now and then every `intervalMs`; returns a stop function. */
 export function startProbing(chains: () => Iterable<{ upstreams: ProbedUpstreams }>, intervalMs: number, timeoutMs: number): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;

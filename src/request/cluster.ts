@@ -82,8 +82,8 @@ export async function clusterRequest(
     deadlineMs: deadlineOf(state, ask),
     scope: ask.clusterId === undefined ? 'all' : 'cluster',
   });
-  // Nothing to merge: every chain asked failed or missed the deadline.
-  if (answer.status === 200 && chains.length > 0 && answer.missing.length === chains.length) {
+  // Nothing to merge: every chain asked for this answer failed or missed the deadline.
+  if (answer.status === 200 && answer.answered === 0 && answer.missing.length > 0) {
     return sendError(ctx, reply, answer.missing.every((m) => m.reason === 'timeout') ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_ERROR');
   }
   sendJson(ctx, reply, answer.status, answer.body);

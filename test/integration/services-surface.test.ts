@@ -16,6 +16,7 @@ import { toJsonSchema } from '../support/json-schema.js';
 import { useFixtureExplorer } from '../support/explorer.js';
 import { useFixtureService } from '../support/services.js';
 import { DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
+import { until } from '../support/wait.js';
 import type { FixtureService } from '../../fixture/services.js';
 import { DEMO_ADDRESS, MULTICHAIN_CLUSTER, SCAM_ADDRESS, USDC_ADDRESS, VITALIK_ADDRESS } from '../../fixture/services-data.js';
 import { HEAD_BLOCK } from '../../fixture/data.js';
@@ -571,6 +572,18 @@ describe('the 40 operations outside /{chain_id}/api/v2/, through the gateway', (
     expect(countersAfter.headers.get('x-cache')).toBe('HIT');
     expect(countersAfter.body).toEqual(counters.body);
     expect(stats().hits()).toBe(hits + 2);
+  });
+
+  it("shows each service on the operations listener's /readyz (probed like explorers), without making readiness depend on them", async () => {
+    const names = ['stats:1', 'stats:10', 'bens', 'metadata', 'multichain'];
+    let body: { status: string; services?: Record<string, { reachable: boolean; upstreams: Record<string, string> }> };
+    await until(async () => {
+      body = (await (await gw.ops('/readyz')).json()) as typeof body;
+      return names.every((n) => body.services?.[n]?.reachable === true);
+    }, 'every service probed reachable');
+    expect(Object.keys(body!.services ?? {}).sort()).toEqual([...names].sort());
+    expect(Object.values(body!.services?.bens?.upstreams ?? {})).toEqual(['reachable']);
+    expect(body!.status).toBe('ready');
   });
 
   it('lets a key kept to chain 1 use /services/ and chain 1, and refuses it chain 10 (403)', async () => {
