@@ -108,7 +108,7 @@ const CHAINS = ['1', '10', '8453'] as const;
 type ChainId = (typeof CHAINS)[number];
 const NAMES: Record<ChainId, string> = { '1': 'Ethereum', '10': 'OP Mainnet', '8453': 'Base' };
 /** The cluster's deadline: ample for a loopback explorer on a loaded test run, short for a test to wait out. */
-const DEADLINE_MS = 1_000;
+const DEADLINE_MS = 2_000;
 /** Each chain's own upstream deadline: beyond anything a test waits, so only the cluster's deadline can end a held call. */
 const UPSTREAM_MS = 15_000;
 /** Turns a gateway that waits for a held explorer into a failed assertion instead of a hung test; not a timing claim. */
