@@ -5,9 +5,12 @@ import { H_REQUEST_ID, H_SCAM } from '../http/headers.js';
 import { isJson } from '../http/json-check.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ThrottledWarnings } from '../observability/throttled-log.js';
+import type { FastifyReply } from 'fastify';
 import type { UpstreamAnswer } from '../upstream/client.js';
 import { classify, UpstreamFailure, UpstreamInvalidBody, UpstreamStatus } from '../upstream/failures.js';
-import type { Chain, Target } from './state.js';
+import type { RequestContext } from './context.js';
+import { sendError, sendJson } from './send.js';
+import type { Chain, GatewayState, Target } from './state.js';
 import type { CheckedCall } from '../rpc/methods.js';
 import { upstreamBody, upstreamMember } from '../rpc/protocol.js';
 import { UPSTREAM_RPC_PATH } from '../routes/resolve.js';
@@ -125,5 +128,38 @@ export async function forwardCall(
   } catch (err) {
     if (err instanceof UpstreamFailure) reportFailure(chain, err, requestId, metrics, warnings);
     throw err;
+  }
+}
+
+/**
+ * A write sent once (contract verification, a service's POST): the body goes to `target` as a
+ * POST, never cached or coalesced, never to a second upstream once one may have received it
+ * (upstream/client.ts fails over only when no connection was made). The answer is passed on when
+ * answerProblem() lets it; a failed upstream is the usual 502 or 504, refunded by finish().
+ */
+export async function postOnce(
+  state: GatewayState,
+  ctx: RequestContext,
+  reply: FastifyReply,
+  target: Target,
+  path: string,
+  body: Buffer,
+  contentType: string,
+): Promise<void> {
+  const headers = { accept: 'application/json', 'content-type': contentType, 'user-agent': USER_AGENT, [H_REQUEST_ID]: ctx.id };
+  try {
+    const answer = await target.upstreams.request({ path, method: 'POST', headers, body });
+    state.metrics.upstream(target.id, answer.upstream, answer.ms / 1000);
+    ctx.upstream = answer.upstream;
+    ctx.upstreamMs = answer.ms;
+    const problem = answerProblem(answer);
+    if (problem !== undefined) throw new UpstreamFailure(classify(problem), { cause: problem, upstream: answer.upstream, ms: answer.ms });
+    sendJson(ctx, reply, answer.status, answer.body.toString('utf8'));
+  } catch (err) {
+    if (!(err instanceof UpstreamFailure)) throw err;
+    reportFailure(target, err, ctx.id, state.metrics, state.upstreamWarnings);
+    ctx.upstream = err.upstream;
+    ctx.upstreamMs = err.ms;
+    sendError(ctx, reply, err.code);
   }
 }

@@ -6,15 +6,13 @@
 // multichain aggregator configured, a cluster of `clusters` is searched by asking its chains'
 // explorers (request/cluster.ts).
 import type { FastifyReply } from 'fastify';
-import { H_REQUEST_ID } from '../http/headers.js';
 import type { ErrorCode } from '../http/errors.js';
 import type { Route } from '../routes/resolve.js';
 import type { Resolved } from '../routes/resolver.js';
-import { classify, UpstreamFailure } from '../upstream/failures.js';
 import type { RequestContext } from './context.js';
 import { fillAndSend } from './fill.js';
-import { answerProblem, forward, reportFailure, USER_AGENT } from './forward.js';
-import { sendEntry, sendError, sendJson } from './send.js';
+import { forward, postOnce } from './forward.js';
+import { sendEntry } from './send.js';
 import type { GatewayState, Target } from './state.js';
 
 /** Largest JSON body a service route takes, bytes (a batch of names to resolve is a few KiB). */
@@ -70,11 +68,10 @@ export function serviceGet(
 
 /**
  * A POST of a service (`addresses:batch-resolve`, `addresses:submit`): sent once with the client's
- * JSON body (checked to be JSON before it was billed: pipeline.ts), never cached or coalesced,
- * never to a second upstream once one may have received it. The service's answer is passed on;
- * a failed upstream is the usual 502 or 504, refunded by finish().
+ * JSON body (checked to be JSON before it was billed: pipeline.ts), as forward.ts postOnce sends
+ * every write; the service's answer is passed on.
  */
-export async function servicePost(
+export function servicePost(
   state: GatewayState,
   ctx: RequestContext,
   reply: FastifyReply,
@@ -82,25 +79,5 @@ export async function servicePost(
   upstreamPath: string,
   body: Buffer,
 ): Promise<void> {
-  const headers = {
-    accept: 'application/json',
-    'content-type': 'application/json',
-    'user-agent': USER_AGENT,
-    [H_REQUEST_ID]: ctx.id,
-  };
-  try {
-    const answer = await target.upstreams.request({ path: upstreamPath, method: 'POST', headers, body });
-    state.metrics.upstream(target.id, answer.upstream, answer.ms / 1000);
-    ctx.upstream = answer.upstream;
-    ctx.upstreamMs = answer.ms;
-    const problem = answerProblem(answer);
-    if (problem !== undefined) throw new UpstreamFailure(classify(problem), { cause: problem, upstream: answer.upstream, ms: answer.ms });
-    sendJson(ctx, reply, answer.status, answer.body.toString('utf8'));
-  } catch (err) {
-    if (!(err instanceof UpstreamFailure)) throw err;
-    reportFailure(target, err, ctx.id, state.metrics, state.upstreamWarnings);
-    ctx.upstream = err.upstream;
-    ctx.upstreamMs = err.ms;
-    sendError(ctx, reply, err.code);
-  }
+  return postOnce(state, ctx, reply, target, upstreamPath, body, 'application/json');
 }

@@ -6,14 +6,11 @@
 // answer (a GUID to poll with checkverifystatus, or its own refusal) is passed on; a failed
 // upstream is the usual 502 or 504 in the legacy envelope, refunded by finish().
 import type { FastifyReply } from 'fastify';
-import { H_REQUEST_ID } from '../http/headers.js';
-import { sendError, sendJson } from './send.js';
 import { parseQuery } from '../routes/resolve.js';
-import { classify, UpstreamFailure } from '../upstream/failures.js';
 import type { Form } from './body.js';
 import { isOwnField } from './form.js';
 import type { RequestContext } from './context.js';
-import { answerProblem, reportFailure, USER_AGENT } from './forward.js';
+import { postOnce } from './forward.js';
 import type { Chain, GatewayState } from './state.js';
 
 /** A write sent by GET (the RPC document lists them so): its query is its form, less what is the gateway's. */
@@ -44,20 +41,5 @@ export async function verifyRequest(
   form: Form,
 ): Promise<void> {
   const { body, contentType } = await encode(form);
-  const headers = { accept: 'application/json', 'content-type': contentType, 'user-agent': USER_AGENT, [H_REQUEST_ID]: ctx.id };
-  try {
-    const answer = await chain.upstreams.request({ path: upstreamPath, method: 'POST', headers, body });
-    state.metrics.upstream(chain.id, answer.upstream, answer.ms / 1000);
-    ctx.upstream = answer.upstream;
-    ctx.upstreamMs = answer.ms;
-    const problem = answerProblem(answer);
-    if (problem !== undefined) throw new UpstreamFailure(classify(problem), { cause: problem, upstream: answer.upstream, ms: answer.ms });
-    sendJson(ctx, reply, answer.status, answer.body.toString('utf8'));
-  } catch (err) {
-    if (!(err instanceof UpstreamFailure)) throw err;
-    reportFailure(chain, err, ctx.id, state.metrics, state.upstreamWarnings);
-    ctx.upstream = err.upstream;
-    ctx.upstreamMs = err.ms;
-    sendError(ctx, reply, err.code);
-  }
+  return postOnce(state, ctx, reply, chain, upstreamPath, body, contentType);
 }
