@@ -214,6 +214,32 @@ function operationParams(doc: JsonObject, item: JsonObject, op: JsonObject, wher
 
 const methods = (item: JsonObject) => Object.keys(item).filter((k) => k !== 'parameters' && !k.startsWith('x-'));
 
+/**
+ * An operation's path parameters in the template's slot order (each required, one per slot) and
+ * its query parameters in document order; `chain_id` left out when it is the gateway's own
+ * (`dropChainId`, a `/{chain_id}/...` path). Parameters anywhere else stop the generator.
+ */
+function templateParams(
+  doc: JsonObject,
+  item: JsonObject,
+  op: JsonObject,
+  template: string,
+  dropChainId: boolean,
+  where: string,
+): { pathParams: ParamData[]; queryParams: ParamData[] } {
+  const params = operationParams(doc, item, op, where);
+  const other = params.find((x) => x.in !== 'path' && x.in !== 'query');
+  if (other) fail(where, `parameters in ${other.in} are not supported`);
+  const byName = new Map(params.filter((x) => x.in === 'path' && !(dropChainId && x.name === 'chain_id')).map((x) => [x.name, x.data]));
+  const slots = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] ?? '');
+  if (slots.length !== byName.size || !slots.every((s) => byName.has(s))) {
+    fail(where, `path parameters ${[...byName.keys()].join(',')} do not match the template's slots ${slots.join(',')}`);
+  }
+  const pathParams = slots.map((s) => byName.get(s) ?? fail(where, `no parameter for slot ${s}`));
+  if (!pathParams.every((x) => x.required)) fail(where, 'a path parameter is not required');
+  return { pathParams, queryParams: params.filter((x) => x.in === 'query').map((x) => x.data) };
+}
+
 export function extractV2Operations(doc: JsonObject): V2OperationData[] {
   const paths = doc.paths;
   if (!isObject(paths)) fail(PRO_API_DOCUMENT, 'no paths');
@@ -228,18 +254,7 @@ export function extractV2Operations(doc: JsonObject): V2OperationData[] {
     if (operationIds.has(operationId)) fail(where, `operationId ${operationId} used twice`);
     operationIds.add(operationId);
     const template = p.slice(CHAIN_PREFIX.length);
-    const params = operationParams(doc, item, op, where);
-    const other = params.find((x) => x.in !== 'path' && x.in !== 'query');
-    if (other) fail(where, `parameters in ${other.in} are not supported`);
-    const byName = new Map(params.filter((x) => x.in === 'path' && x.name !== 'chain_id').map((x) => [x.name, x.data]));
-    const slots = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] ?? '');
-    if (slots.length !== byName.size || !slots.every((s) => byName.has(s))) {
-      fail(where, `path parameters ${[...byName.keys()].join(',')} do not match the template's slots ${slots.join(',')}`);
-    }
-    const pathParams = slots.map((s) => byName.get(s) ?? fail(where, `no parameter for slot ${s}`));
-    if (!pathParams.every((x) => x.required)) fail(where, 'a path parameter is not required');
-    const queryParams = params.filter((x) => x.in === 'query').map((x) => x.data);
-    out.push({ template, operationId, pathParams, queryParams });
+    out.push({ template, operationId, ...templateParams(doc, item, op, template, true, where) });
   }
   return out;
 }
@@ -263,18 +278,8 @@ export function extractServiceOperations(doc: JsonObject): ServiceOperationData[
       const operationId = typeof op.operationId === 'string' ? op.operationId : fail(where, 'no operationId');
       const underChain = p.startsWith(`${CHAIN_PREFIX}/`);
       if (!underChain && !p.startsWith('/services/')) fail(where, 'neither under /{chain_id}/ nor under /services/');
-      const params = operationParams(doc, item, op, where);
-      const other = params.find((x) => x.in !== 'path' && x.in !== 'query');
-      if (other) fail(where, `parameters in ${other.in} are not supported`);
       const template = underChain ? p.slice(CHAIN_PREFIX.length) : p;
-      const byName = new Map(params.filter((x) => x.in === 'path' && !(underChain && x.name === 'chain_id')).map((x) => [x.name, x.data]));
-      const slots = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] ?? '');
-      if (slots.length !== byName.size || !slots.every((s) => byName.has(s))) {
-        fail(where, `path parameters ${[...byName.keys()].join(',')} do not match the template's slots ${slots.join(',')}`);
-      }
-      const pathParams = slots.map((s) => byName.get(s) ?? fail(where, `no parameter for slot ${s}`));
-      if (!pathParams.every((x) => x.required)) fail(where, 'a path parameter is not required');
-      const queryParams = params.filter((x) => x.in === 'query').map((x) => x.data);
+      const { pathParams, queryParams } = templateParams(doc, item, op, template, underChain, where);
       const body = op.requestBody !== undefined;
       if (body !== (method === 'post')) fail(where, 'a body is expected on POST and only there');
       out.push({ documentPath: p, method: method === 'get' ? 'GET' : 'POST', operationId, pathParams, queryParams });
