@@ -691,3 +691,40 @@ describe('clusters configured, no multichain service', () => {
     expect(await res.json()).toEqual({ message: 'Cluster not found (clusters)' });
   });
 });
+
+describe('services configured while the gateway runs (a reload)', () => {
+  let gw: TestGateway;
+  const base = () => makeConfig([explorer().url]);
+  beforeAll(async () => {
+    gw = await startGateway(base());
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it('serves a service once a reload names it, and answers 404 again once a reload takes it away', async () => {
+    const path = '/services/bens/api/v1/domains/vitalik.eth';
+    expect((await gw.get(path)).status).toBe(404);
+    const before = bens().hits();
+    expect(gw.app.gateway.reload(makeConfig([explorer().url], { services: { bens: { upstreams: [bens().url] } } }))).toEqual([]);
+    const served = await gw.get(path);
+    expect(served.status).toBe(200);
+    expect(((await served.json()) as { name: string }).name).toBe('vitalik.eth');
+    expect(bens().hits()).toBe(before + 1);
+    expect(gw.app.gateway.reload(base())).toEqual([]);
+    const gone = await gw.get(path);
+    expect(gone.status).toBe(404);
+    expect(await gone.json()).toEqual({ message: 'Name service not configured (services.bens.upstreams)' });
+  });
+
+  it('searches a cluster added by a reload', async () => {
+    const path = '/services/multichain/api/v1/clusters/added/chains';
+    expect(await (await gw.get(path)).json()).toEqual({
+      message: 'Search across chains not configured (services.multichain.upstreams, or clusters)',
+    });
+    gw.app.gateway.reload(makeConfig([explorer().url], { clusters: { added: { chains: ['1'] } } }));
+    const res = await gw.get(path);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ items: [{ id: '1', name: 'Ethereum' }], missing_chains: [] });
+  });
+});
