@@ -27,16 +27,21 @@
 // listed once. page_size counts source items, so such an answer may list fewer items.
 import { decodeCursor, encodeCursor, type ParamPairs } from './cursor.js';
 
-export type MultichainRoute =
-  | 'chains'
-  | 'search:quick'
-  | 'search/addresses'
-  | 'search/block-numbers'
-  | 'search/blocks'
-  | 'search/domains'
-  | 'search/nfts'
-  | 'search/tokens'
-  | 'search/transactions';
+/** The routes after `clusters/{cluster_id}/` (and `search:quick` without a cluster), as the document names them. */
+export const MULTICHAIN_ROUTES = [
+  'chains',
+  'search:quick',
+  'search/addresses',
+  'search/block-numbers',
+  'search/blocks',
+  'search/domains',
+  'search/nfts',
+  'search/tokens',
+  'search/transactions',
+] as const;
+export type MultichainRoute = (typeof MULTICHAIN_ROUTES)[number];
+
+export const isMultichainRoute = (route: string): route is MultichainRoute => (MULTICHAIN_ROUTES as readonly string[]).includes(route);
 
 export interface ChainInfo {
   id: string;

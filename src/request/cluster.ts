@@ -8,7 +8,7 @@
 import type { FastifyReply } from 'fastify';
 import { cacheKey } from '../cache/policy.js';
 import { GatewayError } from '../http/errors.js';
-import { answerCluster, type ChainInfo, type ChainOutcome, type MultichainRoute } from '../multichain/cluster-search.js';
+import { answerCluster, isMultichainRoute, type ChainInfo, type ChainOutcome } from '../multichain/cluster-search.js';
 import type { ClusterAsk } from '../routes/resolve.js';
 import { ttlSecondsFor } from '../routes/settings.js';
 import { UpstreamFailure } from '../upstream/failures.js';
@@ -16,23 +16,6 @@ import type { RequestContext } from './context.js';
 import { forward } from './forward.js';
 import { sendError, sendJson } from './send.js';
 import type { GatewayState } from './state.js';
-
-/** The routes of a cluster the gateway answers (the document's, after `clusters/{cluster_id}/`). */
-const ROUTES: ReadonlySet<string> = new Set<MultichainRoute>([
-  'chains',
-  'search:quick',
-  'search/addresses',
-  'search/block-numbers',
-  'search/blocks',
-  'search/domains',
-  'search/nfts',
-  'search/tokens',
-  'search/transactions',
-]);
-
-/** The largest page the gateway makes of a cluster's results, and the default (the explorers' own page). */
-export const CLUSTER_MAX_PAGE_SIZE = 100;
-export const CLUSTER_DEFAULT_PAGE_SIZE = 50;
 
 /** The chains a search asks: its cluster's, or for `search:quick` without one every cluster's, once each. */
 function chainsOf(state: GatewayState, ask: ClusterAsk): ChainInfo[] {
@@ -54,7 +37,7 @@ export async function clusterRequest(
   reply: FastifyReply,
   ask: ClusterAsk | undefined,
 ): Promise<void> {
-  if (ask === undefined || !ROUTES.has(ask.route)) return sendError(ctx, reply, 'UNKNOWN_ROUTE');
+  if (ask === undefined || !isMultichainRoute(ask.route)) return sendError(ctx, reply, 'UNKNOWN_ROUTE');
   const chains = chainsOf(state, ask);
   const askChain = async (chainId: string, path: string): Promise<ChainOutcome> => {
     const chain = state.chains.get(chainId);
@@ -70,15 +53,14 @@ export async function clusterRequest(
       throw err;
     }
   };
-  const pageSize = Math.min(Math.max(ask.pageSize ?? CLUSTER_DEFAULT_PAGE_SIZE, 1), CLUSTER_MAX_PAGE_SIZE);
   const query = {
     ...(ask.q !== undefined ? { q: ask.q } : {}),
     ...(ask.chainIds !== undefined ? { chainIds: ask.chainIds } : {}),
-    pageSize,
+    ...(ask.pageSize !== undefined ? { pageSize: ask.pageSize } : {}),
     ...(ask.pageToken !== undefined ? { pageToken: ask.pageToken } : {}),
     ...(ask.unlimitedPerChain !== undefined ? { unlimitedPerChain: ask.unlimitedPerChain } : {}),
   };
-  const answer = await answerCluster(ask.route as MultichainRoute, chains, query, askChain, {
+  const answer = await answerCluster(ask.route, chains, query, askChain, {
     deadlineMs: deadlineOf(state, ask),
     scope: ask.clusterId === undefined ? 'all' : 'cluster',
   });

@@ -15,6 +15,7 @@ import {
   type ChainOutcome,
   type ClusterAnswer,
   type ClusterQuery,
+  MULTICHAIN_ROUTES,
   type MultichainRoute,
 } from '../../src/multichain/cluster-search.js';
 import { decodeCursor, encodeCursor, type SearchCursor } from '../../src/multichain/cursor.js';
@@ -300,16 +301,8 @@ const CLUSTER: ChainInfo[] = [
   { id: '8453', name: 'Base' },
 ];
 const OPTS: AnswerOptions = { deadlineMs: 5000, setTimer: manualTimer().setTimer };
-const SEARCH_ROUTES = [
-  'search/addresses',
-  'search/block-numbers',
-  'search/blocks',
-  'search/domains',
-  'search/nfts',
-  'search/tokens',
-  'search/transactions',
-] as const;
-type SearchRoute = (typeof SEARCH_ROUTES)[number];
+type SearchRoute = Exclude<MultichainRoute, 'chains' | 'search:quick'>;
+const SEARCH_ROUTES = MULTICHAIN_ROUTES.filter((r): r is SearchRoute => r.startsWith('search/'));
 const FIRST_PAGE_ONLY = new Set<SearchRoute>(['search/blocks', 'search/block-numbers', 'search/transactions', 'search/domains']);
 
 /** The identity of an explorer item in a route's answer (what must come exactly once), or undefined if the route does not list it. */
