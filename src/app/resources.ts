@@ -9,6 +9,7 @@ import { RedisCacheTier } from '../cache/redis-tier.js';
 import { ResponseCache } from '../cache/response-cache.js';
 import type { Config } from '../config/schema.js';
 import { Metrics } from '../observability/metrics.js';
+import { HealthBook } from '../upstream/health.js';
 import { bufferSink, LogOutput } from '../observability/log-output.js';
 import { ThrottledWarning, ThrottledWarnings } from '../observability/throttled-log.js';
 import { MemoryQuotaStore } from '../quota/memory.js';
@@ -81,6 +82,10 @@ export class Resources {
   readonly metrics: Metrics;
   /** Upstream failures, one line per chain and kind per interval: a dead explorer under load does not flood the log. */
   readonly upstreamWarnings: ThrottledWarnings;
+  /** Every upstream's health, kept across reloads (upstream/health.ts). */
+  readonly upstreamHealth = new HealthBook();
+  /** The chains and services of the current state, for egw_upstream_up (app/state.ts sets it). */
+  upstreamsNow: () => Iterable<{ upstreams: { owner: string; upGauge(): { upstream: string; up: number }[] } }> = () => [];
   /** Run-time keys, audit and usage (and ledgers without Redis): store/open.ts says where. */
   readonly store: Storage;
   readonly runtime: RuntimeKeys;
@@ -221,6 +226,10 @@ export class Resources {
         storageUp: () => this.storageUp,
         recordsStoreFailures: () => (this.store instanceof SqliteStore ? this.store.failures : 0),
         usageRowsWaiting: () => this.usage?.waitingRows ?? 0,
+        upstreamUp: () =>
+          [...this.upstreamsNow()].flatMap(({ upstreams: u }) =>
+            u.upGauge().map((g) => ({ chain: u.owner, upstream: g.upstream, up: g.up })),
+          ),
       }),
       { perKey: config.metrics.perKey },
     );

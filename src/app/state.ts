@@ -11,7 +11,8 @@ import { corsPolicy } from '../http/cors.js';
 import { accessLog } from './access-log.js';
 import type { AccessLog, Chain, GatewayState, ServiceTarget } from '../request/state.js';
 import { Resolver } from '../routes/resolver.js';
-import { ChainUpstreams } from '../upstream/client.js';
+import { ChainUpstreams, type ChainUpstreamsOptions } from '../upstream/client.js';
+import { EXPLORER_PROBE, SERVICE_PROBE } from '../upstream/probes.js';
 import type { Resources } from './resources.js';
 
 /** After a reload, a retired chain's pool stays open this long past its timeoutMs. */
@@ -23,7 +24,7 @@ const RETIRED_POOL_GRACE_MS = 5_000;
  */
 function buildChains(
   config: Config,
-  now: () => number,
+  upstreams: Omit<ChainUpstreamsOptions, 'owner' | 'probe'>,
   heads: Map<string, ChainHead>,
   previous?: Map<string, Chain>,
 ): { chains: Map<string, Chain>; retired: Chain[] } {
@@ -40,7 +41,13 @@ function buildChains(
       id,
       old && old.fingerprint === fingerprint
         ? { ...old, name: settings.name }
-        : { id, name: settings.name, fingerprint, upstreams: new ChainUpstreams(settings, now), head },
+        : {
+            id,
+            name: settings.name,
+            fingerprint,
+            upstreams: new ChainUpstreams(settings, { ...upstreams, owner: id, probe: EXPLORER_PROBE }),
+            head,
+          },
     );
   }
   const retired = [...(previous?.values() ?? [])].filter((c) => chains.get(c.id)?.upstreams !== c.upstreams);
@@ -50,7 +57,7 @@ function buildChains(
 /** Every configured service (request/state.ts ServiceTarget); one whose settings did not change keeps its pools. */
 function buildServices(
   config: Config,
-  now: () => number,
+  upstreams: Omit<ChainUpstreamsOptions, 'owner' | 'probe'>,
   previous?: Map<string, ServiceTarget>,
 ): { services: Map<string, ServiceTarget>; retired: ServiceTarget[] } {
   const services = new Map<string, ServiceTarget>();
@@ -58,7 +65,12 @@ function buildServices(
     if (settings === undefined) return;
     const fingerprint = JSON.stringify(settings);
     const old = previous?.get(id);
-    services.set(id, old && old.fingerprint === fingerprint ? old : { id, fingerprint, upstreams: new ChainUpstreams(settings, now) });
+    services.set(
+      id,
+      old && old.fingerprint === fingerprint
+        ? old
+        : { id, fingerprint, upstreams: new ChainUpstreams(settings, { ...upstreams, owner: id, probe: SERVICE_PROBE }) },
+    );
   };
   for (const [id, chain] of Object.entries(config.chains)) add(`stats:${id}`, chain.stats);
   add('bens', config.services.bens);
@@ -100,9 +112,13 @@ export class GatewayStates {
 
   private make(config: Config, previous?: GatewayState): { state: GatewayState; retired: Pick<Chain, 'upstreams'>[] } {
     const r = this.resources;
-    const built = buildChains(config, r.now, this.heads, previous?.chains);
+    const upstreams = { now: r.now, book: r.upstreamHealth, observer: r.metrics };
+    const built = buildChains(config, upstreams, this.heads, previous?.chains);
     const { chains } = built;
-    const { services, retired: retiredServices } = buildServices(config, r.now, previous?.services);
+    const { services, retired: retiredServices } = buildServices(config, upstreams, previous?.services);
+    // Health is kept for the upstreams still listed (by owner and URL), forgotten for the others.
+    r.upstreamHealth.retain([...chains.values(), ...services.values()].flatMap((c) => c.upstreams.healthKeys()));
+    r.upstreamsNow = () => [...chains.values(), ...services.values()];
     const retired: Pick<Chain, 'upstreams'>[] = [...built.retired, ...retiredServices];
     const state: GatewayState = {
       config,

@@ -186,11 +186,35 @@ export const redisSchema = z
   });
 
 /**
+ * How a chain (or a service) survives a bad upstream (contract section 10; upstream/health.ts
+ * and upstream/client.ts): reads tried again on the next upstream within the deadline, hedged
+ * after `hedgeAfterMs`, an upstream that keeps failing ejected for a while. Defaults on.
+ */
+export const failoverSchema = z
+  .strictObject({
+    /** What one attempt may take of the request's deadline, ms. Default: timeoutMs divided by the number of upstreams. */
+    attemptTimeoutMs: positiveInt().optional(),
+    /** A read not answered after this long also goes to the next healthy upstream: ms, `auto` (that upstream's recent p95), 0 for never. */
+    hedgeAfterMs: z
+      .union([z.literal('auto'), nonNegativeInt('a non-negative integer or auto')], { error: 'expected auto or a number of ms' })
+      .default('auto'),
+    /** Hedges allowed, as a percentage of the chain's requests (a token bucket with a burst of 10). */
+    hedgeMaxPercent: z
+      .number({ error: 'expected a percentage' })
+      .min(0, { error: 'expected 0 to 100' })
+      .max(100, { error: 'expected 0 to 100' })
+      .default(10),
+    /** Consecutive failures that eject an upstream, and for how long (doubled while it keeps failing, at most 10 minutes). */
+    eject: z.strictObject({ failures: positiveInt().default(5), seconds: positiveInt().default(30) }).default({ failures: 5, seconds: 30 }),
+  })
+  .default({ hedgeAfterMs: 'auto', hedgeMaxPercent: 10, eject: { failures: 5, seconds: 30 } });
+
+/**
  * A service beside the explorers (a chain's stats service, the name service, metadata, search
  * across chains): the same failover, deadline, answer checks and credentials as an explorer.
  */
 export const serviceSchema = z.strictObject({
-  /** Base URLs of the service, tried in order when a connection cannot be made; `user:password@` is sent as Basic auth. */
+  /** Base URLs of the service, the healthy and fast first, a failed read tried again on the next (failover); `user:password@` is sent as Basic auth. */
   upstreams: z.array(upstreamUrl, { error: 'expected a list of URLs' }).min(1, { error: 'expected at least one URL' }),
   /** Sent upstream as `apikey`; empty means none. */
   upstreamApiKey: optionalSecret,
@@ -198,6 +222,7 @@ export const serviceSchema = z.strictObject({
   timeoutMs: positiveInt().default(10_000),
   /** Larger answers are refused (502, refunded, not cached). */
   maxResponseBytes: positiveInt().default(8 * 1024 * 1024),
+  failover: failoverSchema,
 });
 
 export const chainSchema = z.strictObject({
@@ -206,7 +231,7 @@ export const chainSchema = z.strictObject({
   /** The chain's stats service (`/{chain_id}/stats-service/api/v1/...`); without it those routes answer 404. */
   stats: serviceSchema.optional(),
   /**
-   * Base URLs of the chain's explorers, tried in order when a connection cannot be made.
+   * Base URLs of the chain's explorers, preferred healthy and fast, the order breaking ties; a failed read is tried again on the next (failover).
    * `user:password@` in one is sent as Basic auth (upstream/client.ts); logs, metrics and
    * /readyz name an upstream by its host only.
    */
@@ -231,6 +256,7 @@ export const chainSchema = z.strictObject({
    * for cache.finalTtlSeconds. Default: the chain id's known figure, else 1024 (finality/depth.ts).
    */
   finality: z.strictObject({ depth: nonNegativeInt().optional() }).default({}),
+  failover: failoverSchema,
 });
 
 export const clusterSchema = z.strictObject({
@@ -602,6 +628,7 @@ export type ConfigInput = z.input<typeof configSchema>;
 export type Config = z.output<typeof configSchema>;
 export type ChainConfig = z.output<typeof chainSchema>;
 export type ServiceConfig = z.output<typeof serviceSchema>;
+export type FailoverConfig = z.output<typeof failoverSchema>;
 export type ClusterConfig = z.output<typeof clusterSchema>;
 export type PlanConfig = z.output<typeof planSchema>;
 export type KeyConfig = z.output<typeof keySchema>;

@@ -70,6 +70,9 @@ export const ERRORS = {
   UPSTREAM_UNREACHABLE: { status: 502, message: 'Upstream unreachable' },
   UPSTREAM_ERROR: { status: 502, message: 'Upstream error' },
   UPSTREAM_TOO_LARGE: { status: 502, message: 'Upstream answer too large' },
+  // Every explorer of the chain throttles (its own 429, never passed on) or is out of the rotation:
+  // not the client's limit, so not a 429 (contract section 10); Retry-After says when to come back.
+  UPSTREAM_BUSY: { status: 503, message: 'Explorer busy, try again' },
   INTERNAL: { status: 500, message: 'Internal error' },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -1,7 +1,9 @@
-// /healthz says the process answers; /readyz says it can serve: a configuration is loaded,
-// Redis answers when one is configured, and every chain has an upstream that accepted its last
-// connection (a request or a probe: idle upstreams are probed on an interval). It also says
-// whether the records' store answers. A shared store (PostgreSQL, Redis) away is away for every
+// /healthz says the process answers; /readyz says it can serve: a configuration is loaded and
+// Redis answers when one is configured. Readiness is about this process (its listeners and
+// stores): a chain whose explorers are all down is down for every replica at once, so failing
+// every replica's readiness would only take the chains that still answer down with it (and
+// their cached answers, served stale: issue 37). Each chain's and upstream's state is a detail
+// here and a metric (egw_upstream_up). It also says whether the records' store answers. A shared store (PostgreSQL, Redis) away is away for every
 // gateway, and the public path serves without it: not a condition of readiness. The embedded
 // SQLite file failing (a full disk, a read-only or deleted file: store/sqlite.ts) is this
 // instance's alone: it serves from memory, but what it counts may not outlive it, so it is not
@@ -9,9 +11,9 @@
 
 /** What readiness needs of a chain's upstreams (upstream/client.ts's ChainUpstreams). */
 export interface ProbedUpstreams {
-  /** At least one upstream accepted its last connection. */
+  /** At least one upstream is in the rotation. */
   readonly reachable: boolean;
-  status(): Record<string, string>;
+  status(): Record<string, unknown>;
   probe(timeoutMs: number): Promise<void>;
 }
 
@@ -34,12 +36,13 @@ export interface Readiness {
      * `multichain`), when configured: shown, not a condition of readiness (the explorers' routes
      * serve without them).
      */
-    services?: Record<string, { reachable: boolean; upstreams: Record<string, string> }>;
+    services?: Record<string, { reachable: boolean; upstreams: Record<string, unknown> }>;
     chains: Record<
       string,
       {
+        /** At least one upstream is in the rotation (a detail: not a condition of readiness). */
         ready: boolean;
-        upstreams: Record<string, string>;
+        upstreams: Record<string, unknown>;
         /** The chain's head as last seen, how old that is, and the finality depth: null before one is seen. */
         head?: { block: number | null; ageSeconds: number | null; finalityDepth: number };
       }
@@ -72,7 +75,6 @@ export function readiness(
         finalityDepth: head.depth,
       };
     }
-    ready &&= chainReady;
   }
   const redis = redisStatus === undefined ? 'not configured' : redisStatus === 'ready' ? 'ok' : 'down';
   ready &&= redis !== 'down';

@@ -22,6 +22,8 @@ export interface MetricSources {
   recordsStoreFailures: () => number;
   /** Usage rows counted but not written to the store yet (a store away keeps them waiting). */
   usageRowsWaiting: () => number;
+  /** Every chain's and service's upstreams, 1 while in the rotation (upstream/client.ts upGauge). */
+  upstreamUp?: () => { chain: string; upstream: string; up: number }[];
 }
 
 /** What the head metrics read of a chain's head (finality/head.ts ChainHead). */
@@ -48,6 +50,9 @@ export class Metrics {
   private readonly upstreamObservers = new Map<string, (seconds: number) => void>();
   private readonly upstreamErrors: Counter<'chain' | 'kind'>;
   private readonly refusals: Counter<'plan' | 'reason'>;
+  private readonly upstreamAttempts: Counter<'chain' | 'upstream' | 'outcome'>;
+  private readonly upstreamHedges: Counter<'chain' | 'outcome'>;
+  private readonly upstreamEjections: Counter<'chain' | 'upstream'>;
   private headPolls: Counter<'chain' | 'outcome'> | undefined;
 
   constructor(sources: () => MetricSources, options: MetricsOptions = {}) {
@@ -77,9 +82,38 @@ export class Metrics {
     );
     this.upstreamErrors = new Counter({
       name: 'egw_upstream_errors_total',
-      help: 'Upstream failures, by chain and kind (timeout, unreachable, status_5xx, redirect, invalid_body, reset, too_large, error)',
+      help: 'Upstream requests that failed, every attempt tried, by chain and kind (timeout, unreachable, status_5xx, throttled, busy, redirect, invalid_body, reset, too_large, error)',
       labelNames: ['chain', 'kind'],
       registers,
+    });
+    // Issue 37 (contract section 10): what the failover executor (upstream/client.ts) did.
+    this.upstreamAttempts = new Counter({
+      name: 'egw_upstream_attempts_total',
+      help: 'Attempts on an upstream, by chain, upstream and outcome (ok, timeout, 5xx, 429, refused, invalid, reset, cancelled: a hedge answered first)',
+      labelNames: ['chain', 'upstream', 'outcome'],
+      registers,
+    });
+    this.upstreamHedges = new Counter({
+      name: 'egw_upstream_hedges_total',
+      help: 'Hedged reads, by chain and outcome (won: the hedge answered first; lost: the first attempt did; cancelled: neither; denied: the hedge budget refused one)',
+      labelNames: ['chain', 'outcome'],
+      registers,
+    });
+    this.upstreamEjections = new Counter({
+      name: 'egw_upstream_ejections_total',
+      help: 'Upstreams taken out of the rotation after consecutive failures (or a failed probe), by chain and upstream',
+      labelNames: ['chain', 'upstream'],
+      registers,
+    });
+    new Gauge({
+      name: 'egw_upstream_up',
+      help: 'An upstream in the rotation (1), or out of it: ejected, cooling after a 429, refusing connections (0)',
+      labelNames: ['chain', 'upstream'],
+      registers,
+      collect() {
+        this.reset();
+        for (const u of sources().upstreamUp?.() ?? []) this.labels(u.chain, u.upstream).set(u.up);
+      },
     });
     this.refusals = new Counter({
       name: 'egw_quota_refusals_total',
@@ -274,6 +308,20 @@ export class Metrics {
 
   upstreamError(chain: string, kind: UpstreamErrorKind): void {
     this.upstreamErrors.labels(chain, kind).inc();
+  }
+
+  /** upstream/client.ts UpstreamObserver. */
+  attempt(chain: string, upstream: string, outcome: string, seconds?: number): void {
+    this.upstreamAttempts.labels(chain, upstream, outcome).inc();
+    if (seconds !== undefined) this.upstream(chain, upstream, seconds);
+  }
+
+  hedge(chain: string, outcome: string): void {
+    this.upstreamHedges.labels(chain, outcome).inc();
+  }
+
+  ejected(chain: string, upstream: string): void {
+    this.upstreamEjections.labels(chain, upstream).inc();
   }
 
   refused(plan: string, reason: 'rate_limited' | 'out_of_credits'): void {

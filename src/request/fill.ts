@@ -34,6 +34,8 @@ export function fillAndSend(
       if (err instanceof UpstreamFailure) {
         ctx.upstream = err.upstream;
         ctx.upstreamMs = err.ms;
+        sendError(ctx, reply, err.code, err.headers);
+        return;
       }
       sendError(ctx, reply, err.code);
     },

@@ -7,7 +7,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { ThrottledWarnings } from '../observability/throttled-log.js';
 import type { FastifyReply } from 'fastify';
 import type { UpstreamAnswer } from '../upstream/client.js';
-import { classify, UpstreamFailure, UpstreamInvalidBody, UpstreamStatus } from '../upstream/failures.js';
+import { retryAfterMs, UpstreamFailure, UpstreamInvalidBody, UpstreamStatus } from '../upstream/failures.js';
 import type { RequestContext } from './context.js';
 import { sendError, sendJson } from './send.js';
 import type { Chain, GatewayState, Target } from './state.js';
@@ -19,8 +19,13 @@ export const USER_AGENT = 'explorer-gateway/0.1 (+https://github.com/blockscout)
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
-/** A 5xx or a 3xx is never passed on, streamed (request/stream.ts) or read whole. */
-export function statusProblem(status: number): UpstreamStatus | undefined {
+/**
+ * A 5xx, a 3xx or a 429 is never passed on, streamed (request/stream.ts) or read whole: an
+ * explorer's 429 is its own rate limit, not the client's (issue 37), so the request is tried on
+ * the next upstream and that one cools for its Retry-After.
+ */
+export function statusProblem(status: number, headers?: Record<string, string | string[] | undefined>): UpstreamStatus | undefined {
+  if (status === 429) return new UpstreamStatus(429, retryAfterMs(headers?.['retry-after'], Date.now()));
   return status >= 500 || (status >= 300 && status < 400) ? new UpstreamStatus(status) : undefined;
 }
 
@@ -34,7 +39,7 @@ export function statusProblem(status: number): UpstreamStatus | undefined {
  */
 export function answerProblem(answer: Pick<UpstreamAnswer, 'status' | 'headers' | 'body'>): Error | undefined {
   const { status } = answer;
-  const problem = statusProblem(status);
+  const problem = statusProblem(status, answer.headers);
   if (problem !== undefined) return problem;
   if (status < 200 || status >= 300 || status === 204) return undefined;
   const type = answer.headers['content-type'];
@@ -60,11 +65,8 @@ export async function forward(
   const headers: Record<string, string> = { accept: 'application/json', 'user-agent': USER_AGENT, [H_REQUEST_ID]: requestId };
   if (showScam !== undefined) headers[H_SCAM] = showScam;
   try {
-    const answer = await chain.upstreams.request({ path, method: 'GET', headers });
-    metrics.upstream(chain.id, answer.upstream, answer.ms / 1000);
-    const problem = answerProblem(answer);
-    if (problem === undefined) return answer;
-    throw new UpstreamFailure(classify(problem), { cause: problem, upstream: answer.upstream, ms: answer.ms });
+    // Each attempt's time is observed per upstream by the executor (upstream/client.ts observer).
+    return await chain.upstreams.request({ path, method: 'GET', headers, check: answerProblem });
   } catch (err) {
     if (err instanceof UpstreamFailure) reportFailure(chain, err, requestId, metrics, warnings);
     throw err;
@@ -113,18 +115,28 @@ export async function forwardCall(
     'user-agent': USER_AGENT,
     [H_REQUEST_ID]: requestId,
   };
+  // The member is read once, by the check that accepts the answer, and kept with that answer.
+  const members = new WeakMap<UpstreamAnswer, NonNullable<ReturnType<typeof upstreamMember>>>();
+  const check = (answer: UpstreamAnswer): Error | undefined => {
+    const problem = answerProblem(answer);
+    if (problem !== undefined) return problem;
+    const member = answer.status === 200 ? upstreamMember(answer.body) : undefined;
+    if (member === undefined) return new UpstreamInvalidBody(`a ${answer.status} answer to a JSON-RPC call that is no JSON-RPC answer`);
+    members.set(answer, member);
+    return undefined;
+  };
   try {
-    const answer = await chain.upstreams.request({ path: UPSTREAM_RPC_PATH, method: 'POST', headers, body: upstreamBody(call) });
-    metrics.upstream(chain.id, answer.upstream, answer.ms / 1000);
-    let problem = answerProblem(answer);
-    if (problem === undefined) {
-      const member = answer.status === 200 ? upstreamMember(answer.body) : undefined;
-      if (member !== undefined) {
-        return { ...answer, headers: member.storable ? {} : NO_STORE, body: Buffer.from(member.member, 'utf8') };
-      }
-      problem = new UpstreamInvalidBody(`a ${answer.status} answer to a JSON-RPC call that is no JSON-RPC answer`);
-    }
-    throw new UpstreamFailure(classify(problem), { cause: problem, upstream: answer.upstream, ms: answer.ms });
+    const answer = await chain.upstreams.request({
+      path: UPSTREAM_RPC_PATH,
+      method: 'POST',
+      headers,
+      body: upstreamBody(call),
+      check,
+      // A raw transaction reaches an explorer at most once.
+      write: call.method === 'eth_sendRawTransaction',
+    });
+    const m = members.get(answer)!;
+    return { ...answer, headers: m.storable ? {} : NO_STORE, body: Buffer.from(m.member, 'utf8') };
   } catch (err) {
     if (err instanceof UpstreamFailure) reportFailure(chain, err, requestId, metrics, warnings);
     throw err;
@@ -148,18 +160,15 @@ export async function postOnce(
 ): Promise<void> {
   const headers = { accept: 'application/json', 'content-type': contentType, 'user-agent': USER_AGENT, [H_REQUEST_ID]: ctx.id };
   try {
-    const answer = await target.upstreams.request({ path, method: 'POST', headers, body });
-    state.metrics.upstream(target.id, answer.upstream, answer.ms / 1000);
+    const answer = await target.upstreams.request({ path, method: 'POST', headers, body, check: answerProblem, write: true });
     ctx.upstream = answer.upstream;
     ctx.upstreamMs = answer.ms;
-    const problem = answerProblem(answer);
-    if (problem !== undefined) throw new UpstreamFailure(classify(problem), { cause: problem, upstream: answer.upstream, ms: answer.ms });
     sendJson(ctx, reply, answer.status, answer.body.toString('utf8'));
   } catch (err) {
     if (!(err instanceof UpstreamFailure)) throw err;
     reportFailure(target, err, ctx.id, state.metrics, state.upstreamWarnings);
     ctx.upstream = err.upstream;
     ctx.upstreamMs = err.ms;
-    sendError(ctx, reply, err.code);
+    sendError(ctx, reply, err.code, err.headers);
   }
 }

@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { addCorsHeaders } from '../http/cors.js';
 import { H_REQUEST_ID, H_SCAM, passableHeaders } from '../http/headers.js';
 import { quotaHeaders, sendError } from './send.js';
-import { classify, UpstreamFailure } from '../upstream/failures.js';
+import { classify, UpstreamFailure, UpstreamStatus } from '../upstream/failures.js';
 import type { RequestContext } from './context.js';
 import { reportFailure, statusProblem, USER_AGENT } from './forward.js';
 import type { Chain, GatewayState } from './state.js';
@@ -43,9 +43,19 @@ export function stream(
     reply.raw.once('close', done);
     const failed = (failure: UpstreamFailure) => {
       reportFailure(chain, failure, ctx.id, state.metrics, state.upstreamWarnings);
-      if (failure.rule.beforeRequest) chain.upstreams.reportConnect(name, false);
+      const cause = failure.cause;
+      if (failure.rule.outcome !== undefined)
+        chain.upstreams.reportStream(name, failure.rule.outcome, {
+          ms: elapsed(),
+          retryAfterMs: cause instanceof UpstreamStatus ? cause.retryAfterMs : undefined,
+        });
       ctx.upstreamMs = elapsed();
-      sendError(ctx, reply, failure.code);
+      sendError(
+        ctx,
+        reply,
+        failure.code,
+        failure.code === 'UPSTREAM_BUSY' ? { 'retry-after': String(chain.upstreams.retryAfterSeconds()) } : undefined,
+      );
       done();
     };
     reply.from(source, {
@@ -71,15 +81,18 @@ export function stream(
         return out;
       },
       onResponse: (_req, _reply, res) => {
-        chain.upstreams.reportConnect(name, true);
         state.metrics.upstream(chain.id, name, elapsed() / 1000);
-        const status = statusProblem(res.statusCode);
+        const status = statusProblem(
+          res.statusCode,
+          (res as unknown as { headers: Record<string, string | string[] | undefined> }).headers,
+        );
         if (status !== undefined) {
           // Not passed on (its body and Location neither): 502, refunded by finish().
           res.stream.resume();
           failed(new UpstreamFailure(classify(status), { cause: status, upstream: name }));
           return;
         }
+        chain.upstreams.reportStream(name, 'ok', { ms: elapsed() });
         ctx.status = res.statusCode;
         ctx.upstreamMs = elapsed();
         void reply.send(res.stream);

@@ -7,7 +7,8 @@
 import { errors } from 'undici';
 import { GatewayError, type ErrorCode } from '../http/errors.js';
 
-export type UpstreamErrorKind = 'timeout' | 'unreachable' | 'status_5xx' | 'redirect' | 'invalid_body' | 'reset' | 'too_large' | 'error';
+export type UpstreamErrorKind =
+  'timeout' | 'unreachable' | 'status_5xx' | 'throttled' | 'busy' | 'redirect' | 'invalid_body' | 'reset' | 'too_large' | 'error';
 
 export interface FailureRule {
   /** What the row matches, for docs/operator-guide.md (Metrics) and the test that walks the table. */
@@ -15,8 +16,12 @@ export interface FailureRule {
   readonly matches: (err: unknown) => boolean;
   readonly code: ErrorCode;
   readonly kind: UpstreamErrorKind;
-  /** The request was never written: another upstream of the chain may be tried. */
+  /** The request was never written: another upstream of the chain may be tried, even for a write. */
   readonly beforeRequest: boolean;
+  /** A read that failed so is tried again on the chain's next upstream (issue 37: a timeout, a 5xx, a 429, a bad answer). */
+  readonly retryRead: boolean;
+  /** How the attempt counts in upstream/health.ts (egw_upstream_attempts_total's outcome), or undefined when it says nothing of the upstream. */
+  readonly outcome: 'timeout' | '5xx' | '429' | 'refused' | 'invalid' | 'reset' | undefined;
 }
 
 /** The chain's deadline (`timeoutMs`) passed: the one timeout a client sees. */
@@ -24,12 +29,39 @@ export class DeadlinePassed extends Error {
   override readonly name = 'DeadlinePassed';
 }
 
-/** An upstream answered with a status not passed on (5xx, 3xx): neither its body nor its Location is. */
+/** One attempt's share of the deadline (failover.attemptTimeoutMs) passed: the next upstream is tried. */
+export class AttemptTimedOut extends Error {
+  override readonly name = 'AttemptTimedOut';
+}
+
+/** Every upstream of the chain is out of the rotation and a trial is already in flight: nothing was sent. */
+export class NoUpstreamAvailable extends Error {
+  override readonly name = 'NoUpstreamAvailable';
+  constructor(readonly retryAfterSeconds: number) {
+    super('every upstream is ejected, cooling or refusing connections');
+  }
+}
+
+/** An upstream answered with a status not passed on (5xx, 3xx, 429): neither its body nor its Location is. */
 export class UpstreamStatus extends Error {
   override readonly name = 'UpstreamStatus';
-  constructor(readonly status: number) {
+  constructor(
+    readonly status: number,
+    /** A 429's Retry-After, in ms, when it had a usable one (RFC 9110 section 10.2.3). */
+    readonly retryAfterMs?: number,
+  ) {
     super(`upstream answered ${status}`);
   }
+}
+
+/** Retry-After as ms: delay-seconds or an HTTP-date (RFC 9110 section 10.2.3); undefined when absent or unreadable. */
+export function retryAfterMs(value: string | string[] | undefined, nowMs: number): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (v === undefined) return undefined;
+  const text = v.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
 
 /** A 2xx answer that is not the JSON every buffered route of Blockscout answers with. */
@@ -60,6 +92,26 @@ export const FAILURES: readonly FailureRule[] = [
     code: 'UPSTREAM_TIMEOUT',
     kind: 'timeout',
     beforeRequest: false,
+    retryRead: false,
+    outcome: 'timeout',
+  },
+  {
+    what: "one attempt's share of the deadline (failover.attemptTimeoutMs) passed",
+    matches: isA(AttemptTimedOut),
+    code: 'UPSTREAM_TIMEOUT',
+    kind: 'timeout',
+    beforeRequest: false,
+    retryRead: true,
+    outcome: 'timeout',
+  },
+  {
+    what: 'every upstream is out of the rotation (ejected, cooling after a 429, refusing connections) and one trial is in flight',
+    matches: isA(NoUpstreamAvailable),
+    code: 'UPSTREAM_BUSY',
+    kind: 'busy',
+    beforeRequest: true,
+    retryRead: false,
+    outcome: undefined,
   },
   {
     what: "undici's own headers or body timeout",
@@ -67,6 +119,8 @@ export const FAILURES: readonly FailureRule[] = [
     code: 'UPSTREAM_TIMEOUT',
     kind: 'timeout',
     beforeRequest: false,
+    retryRead: true,
+    outcome: 'timeout',
   },
   {
     what: 'connect timeout, refused, DNS failure, no route (ECONNREFUSED, ENOTFOUND, EAI_AGAIN, EHOSTUNREACH, ENETUNREACH, EADDRNOTAVAIL)',
@@ -76,6 +130,8 @@ export const FAILURES: readonly FailureRule[] = [
     code: 'UPSTREAM_UNREACHABLE',
     kind: 'unreachable',
     beforeRequest: true,
+    retryRead: true,
+    outcome: 'refused',
   },
   {
     what: 'TLS handshake or certificate failure',
@@ -90,6 +146,8 @@ export const FAILURES: readonly FailureRule[] = [
     code: 'UPSTREAM_UNREACHABLE',
     kind: 'unreachable',
     beforeRequest: true,
+    retryRead: true,
+    outcome: 'refused',
   },
   {
     what: 'answer larger than the size limit',
@@ -97,6 +155,17 @@ export const FAILURES: readonly FailureRule[] = [
     code: 'UPSTREAM_TOO_LARGE',
     kind: 'too_large',
     beforeRequest: false,
+    retryRead: false,
+    outcome: undefined,
+  },
+  {
+    what: 'upstream answered 429 (its own rate limit: never passed on, the upstream cools for its Retry-After)',
+    matches: statusIn(429, 429),
+    code: 'UPSTREAM_BUSY',
+    kind: 'throttled',
+    beforeRequest: false,
+    retryRead: true,
+    outcome: '429',
   },
   {
     what: 'upstream answered 5xx',
@@ -104,6 +173,8 @@ export const FAILURES: readonly FailureRule[] = [
     code: 'UPSTREAM_ERROR',
     kind: 'status_5xx',
     beforeRequest: false,
+    retryRead: true,
+    outcome: '5xx',
   },
   {
     what: 'upstream answered 3xx (an explorer redirects nothing the gateway asks for; its Location is never passed on)',
@@ -111,6 +182,8 @@ export const FAILURES: readonly FailureRule[] = [
     code: 'UPSTREAM_ERROR',
     kind: 'redirect',
     beforeRequest: false,
+    retryRead: true,
+    outcome: 'invalid',
   },
   {
     what: 'a 2xx whose body is not the JSON it should be',
@@ -118,6 +191,8 @@ export const FAILURES: readonly FailureRule[] = [
     code: 'UPSTREAM_ERROR',
     kind: 'invalid_body',
     beforeRequest: false,
+    retryRead: true,
+    outcome: 'invalid',
   },
   {
     what: 'connection reset or closed after the request was written, or a malformed answer',
@@ -129,6 +204,8 @@ export const FAILURES: readonly FailureRule[] = [
     code: 'UPSTREAM_ERROR',
     kind: 'reset',
     beforeRequest: false,
+    retryRead: true,
+    outcome: 'reset',
   },
 ];
 
@@ -138,6 +215,8 @@ const OTHER: FailureRule = {
   code: 'UPSTREAM_ERROR',
   kind: 'error',
   beforeRequest: false,
+  retryRead: false,
+  outcome: undefined,
 };
 
 /**
@@ -157,14 +236,22 @@ export class UpstreamFailure extends GatewayError {
   readonly upstream: string | undefined;
   /** How long the request took until it failed, ms. */
   readonly ms: number | undefined;
+  /** For a 503 UPSTREAM_BUSY: when to come back, seconds (the Retry-After the client gets). */
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(
     readonly rule: FailureRule,
-    options: { cause: unknown; upstream?: string | undefined; ms?: number | undefined },
+    options: { cause: unknown; upstream?: string | undefined; ms?: number | undefined; retryAfterSeconds?: number | undefined },
   ) {
     super(rule.code, { cause: options.cause });
     this.upstream = options.upstream;
     this.ms = options.ms;
+    this.retryAfterSeconds = rule.code === 'UPSTREAM_BUSY' ? Math.max(1, Math.ceil(options.retryAfterSeconds ?? 1)) : undefined;
+  }
+
+  /** Headers the client's answer carries: Retry-After on a 503 busy (RFC 9110 section 10.2.3). */
+  get headers(): Record<string, string> | undefined {
+    return this.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(this.retryAfterSeconds) };
   }
 
   get kind(): UpstreamErrorKind {

@@ -48,6 +48,8 @@ describe('configuration', () => {
       maxResponseBytes: 8 * 1024 * 1024,
       head: { pollSeconds: 5 },
       finality: {},
+      // Contract section 10: failover on by default.
+      failover: { hedgeAfterMs: 'auto', hedgeMaxPercent: 10, eject: { failures: 5, seconds: 30 } },
     });
     expect(c.plans.free).toEqual({ rps: 5, credits: 100, period: 'daily' });
     expect(c.keys[0]).toMatchObject({ status: 'active' });
@@ -234,7 +236,12 @@ clusters:
 
   it('reads a chain stats service, the shared services and the clusters, with the upstream defaults', () => {
     const c = parseConfig(WITH_SERVICES, 'test.yaml', {});
-    expect(c.chains['1']?.stats).toEqual({ upstreams: ['http://127.0.0.1:2'], timeoutMs: 10_000, maxResponseBytes: 8 * 1024 * 1024 });
+    expect(c.chains['1']?.stats).toEqual({
+      upstreams: ['http://127.0.0.1:2'],
+      timeoutMs: 10_000,
+      maxResponseBytes: 8 * 1024 * 1024,
+      failover: { hedgeAfterMs: 'auto', hedgeMaxPercent: 10, eject: { failures: 5, seconds: 30 } },
+    });
     expect(c.chains['10']?.stats).toBeUndefined();
     expect(c.services.bens).toMatchObject({ upstreams: ['http://127.0.0.1:4'], timeoutMs: 2000 });
     expect(c.services.multichain).toBeUndefined();
