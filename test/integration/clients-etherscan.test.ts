@@ -431,6 +431,40 @@ describe('contract verification through the gateway', () => {
     expect(writes()).toHaveLength(1);
   });
 
+  it('hardhat-upgrades (proxy verification): every field in the query, an empty body; the explorer gets them as its form (issue 41)', async () => {
+    // hardhat-upgrades' verifyProxy calls hardhat-verify's customApiCall by POST with
+    // {module, action, address, expectedimplementation} as query parameters beside chainid and
+    // apikey, and no body: the explorer reads conn.params, the query's fields when the body has none.
+    const query = (address: string) =>
+      `chainid=1&apikey=${DEMO_KEY}&module=contract&action=verifyproxycontract&address=${address}&expectedimplementation=${chain.USDC_IMPLEMENTATION}`;
+    for (const headers of [FORM, {}]) {
+      explorer.reset();
+      const submitted = await fetch(`${gw.url}/1/api?${query(chain.PROXY_CONTRACT)}`, { method: 'POST', headers });
+      expect(submitted.status).toBe(200);
+      const answer = await json(submitted);
+      expect(answer).toMatchObject({ message: 'OK', status: '1', result: expect.stringMatching(/^[0-9a-f]{48,}$/) as unknown });
+      const [write, ...more] = writes();
+      expect(more).toEqual([]);
+      expect(write!.query).toEqual({ module: 'contract', action: 'verifyproxycontract' });
+      expect(fieldsOf(write!)).toEqual({ address: chain.PROXY_CONTRACT, expectedimplementation: chain.USDC_IMPLEMENTATION });
+      // Then it polls checkproxyverification (GET, the same query shape) until the proxy is resolved.
+      const check = () =>
+        fetch(`${gw.url}/1/api?chainid=1&apikey=${DEMO_KEY}&module=contract&action=checkproxyverification&guid=${String(answer.result)}`);
+      expect((await json(await check())).result).toBe('Verification in progress');
+      expect((await json(await check())).result).toBe(
+        `The proxy's (${chain.PROXY_CONTRACT}) implementation contract is found at ${chain.USDC_IMPLEMENTATION} and is successfully updated.`,
+      );
+    }
+    // A field in both places: the body's wins, as in conn.params; the query's others still count.
+    explorer.reset();
+    const both = await postForm(`/1/api?${query(chain.TOKEN_CONTRACT)}`, [['address', chain.PROXY_CONTRACT]]);
+    expect(await json(both)).toMatchObject({ message: 'OK', status: '1' });
+    expect(writes().map(fieldsOf)).toEqual([{ expectedimplementation: chain.USDC_IMPLEMENTATION, address: chain.PROXY_CONTRACT }]);
+    // The explorer's refusal of a bad address comes back as it is: no 502.
+    const bad = await fetch(`${gw.url}/1/api?${query('0xnope')}`, { method: 'POST', headers: FORM });
+    expect([bad.status, await json(bad)]).toEqual([200, { message: 'Invalid address hash', result: null, status: '0' }]);
+  });
+
   it('bills a write its route cost once per request, forwards every identical request (never cached), and returns no cache header', async () => {
     const fields = foundryFields();
     const before = credits(await gw.get(`/1/api?module=contract&action=checkverifystatus&guid=0`));
