@@ -167,17 +167,27 @@ describe('ethers v6 EtherscanProvider at /v2/api?chainid=1', () => {
     expect(await provider.getCode(chain.TOKEN_CONTRACT)).toBe(chain.codeAt(chain.TOKEN_CONTRACT));
 
     // 7. getStorage (proxy eth_getStorageAt): EtherscanProvider puts the slot in the URL without a
-    // prefix (`position: req.position`, a bigint in a template string); the gateway reads it as
-    // hex, as Etherscan's node does (geth's common.HexToHash), so a slot below 10 is the slot
-    // meant. A slot whose decimal text is longer than 64 digits is no storage key: refused.
+    // prefix, in decimal (`position: req.position`, a bigint in a template string); the gateway
+    // reads digits alone as the decimal slot they are (issue 41), so the EIP-1967 slot and slot 10
+    // are the slots meant (the fixture's slot 10 holds the token's decimals, its slot 0x10 nothing).
     expect(await provider.getStorage(chain.PROXY_CONTRACT, 2n)).toBe(chain.storageAt(chain.PROXY_CONTRACT, 2n));
     expect(provider.fetched.at(-1)!.url).toContain('&position=2&');
-    const refused: unknown = await provider.getStorage(chain.PROXY_CONTRACT, BigInt(EIP1967_IMPLEMENTATION_SLOT)).catch((e: unknown) => e);
-    expect(isError(refused, 'SERVER_ERROR')).toBe(true);
-    expect((refused as { info: unknown }).info).toEqual({
-      result: { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Invalid params: position: expected a hex quantity (0x...)' } },
-    });
-    expect(upstreamCalls().filter((c) => c.method === 'eth_getStorageAt')).toHaveLength(1);
+    expect(await provider.getStorage(chain.PROXY_CONTRACT, BigInt(EIP1967_IMPLEMENTATION_SLOT))).toBe(topic(chain.USDC_IMPLEMENTATION));
+    expect(provider.fetched.at(-1)!.url).toContain(`&position=${BigInt(EIP1967_IMPLEMENTATION_SLOT).toString()}&`);
+    expect(await provider.getStorage(chain.TOKEN_CONTRACT, 10n)).toBe(`0x${(18).toString(16).padStart(64, '0')}`);
+    expect(provider.fetched.at(-1)!.url).toContain('&position=10&');
+    expect(chain.storageAt(chain.TOKEN_CONTRACT, 0x10n)).not.toBe(chain.storageAt(chain.TOKEN_CONTRACT, 10n));
+    // The explorer was asked for the hex quantities of those slots.
+    expect(
+      upstreamCalls()
+        .filter((c) => c.method === 'eth_getStorageAt')
+        .map((c) => c.params[1]),
+    ).toEqual(['0x2', EIP1967_IMPLEMENTATION_SLOT, '0xa']);
+    // A 0x-prefixed position stays hex, as Etherscan documents it.
+    const hex = await fetch(
+      `${gw.url}/v2/api?chainid=1&module=proxy&action=eth_getStorageAt&address=${chain.TOKEN_CONTRACT}&position=0xa&apikey=${DEMO_KEY}`,
+    );
+    expect(((await hex.json()) as { result: string }).result).toBe(chain.storageAt(chain.TOKEN_CONTRACT, 10n));
 
     // 8. getTransaction, 9. getTransactionReceipt (proxy eth_getTransactionByHash, eth_getTransactionReceipt)
     const tx = (await provider.getTransaction(chain.KNOWN_TX_HASH))!;
