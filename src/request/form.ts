@@ -14,8 +14,10 @@ import type { GatewayState } from './state.js';
 
 export interface Posted {
   resolved: Resolved;
-  /** Every key the query and the form gave. */
+  /** Every key the query gave. */
   apikeys: readonly string[];
+  /** Every key the form gave (its `apikey` fields, any case). */
+  formKeys: readonly string[];
   /** The form without the key or the chain (what a write forwards). */
   form: Form;
 }
@@ -32,11 +34,11 @@ export async function postedForm(state: GatewayState, request: FastifyRequest, t
   const parsed = await parseForm(contentType, read.body);
   if (parsed === undefined) return 'UNSUPPORTED_MEDIA_TYPE';
 
-  const apikeys = [...(taken?.apikeys ?? [])];
+  const formKeys: string[] = [];
   const fields: [string, string][] = [];
   let chainId: string | undefined;
   for (const [name, value] of parsed.fields) {
-    if (isKeyField(name)) apikeys.push(value);
+    if (isKeyField(name)) formKeys.push(value);
     else if (name === 'chainid') chainId = value;
     else fields.push([name, value]);
   }
@@ -61,7 +63,8 @@ export async function postedForm(state: GatewayState, request: FastifyRequest, t
   for (const [name, value] of fromQuery) multipart?.append(name, value);
   return {
     resolved: state.resolver.resolveOnce(target),
-    apikeys,
+    apikeys: taken?.apikeys ?? [],
+    formKeys,
     form: { fields: fromQuery.length === 0 ? fields : [...fromQuery, ...fields], multipart },
   };
 }

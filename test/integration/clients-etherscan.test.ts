@@ -562,7 +562,51 @@ describe('contract verification through the gateway', () => {
     explorer.reset();
     const conflicting = await postForm(`/1/api?apikey=${DEMO_KEY}`, [...foundryFields(), ['apikey', 'another-key']]);
     expect(conflicting.status).toBe(401);
+    // The message names the two places the keys were found in (issue 41): no Authorization was sent.
+    expect(await json(conflicting)).toEqual({
+      message: 'Conflicting API keys in the apikey query parameter and the apikey form field',
+      result: null,
+      status: '0',
+    });
+    const withBearer = await postForm('/1/api', [...foundryFields(), ['apikey', 'another-key']], {
+      ...FORM,
+      authorization: `Bearer ${DEMO_KEY}`,
+    });
+    expect((await json(withBearer)).message).toBe('Conflicting API keys in the Authorization header and the apikey form field');
     expect(explorer.requests).toEqual([]);
+    // The same key in the query and the form is that key.
+    const same = await postForm(`/1/api?apikey=${DEMO_KEY}`, [...foundryFields(), ['apikey', DEMO_KEY]]);
+    expect([same.status, (await json(same)).status]).toEqual([200, '1']);
+  });
+
+  it("hardhat-verify 2.1's Blockscout mode (its apikey=api_key), with the key in apiURL's query: the POSTed submission passes, its GETs lose the key (issue 41)", async () => {
+    // The requests of @nomicfoundation/hardhat-verify 2.1.3 (src/internal/etherscan.ts) when its
+    // Blockscout class makes them with the key "api_key" and apiURL `GATEWAY/1/api?apikey=KEY`:
+    // isVerified and getVerificationStatus replace the URL's query (`url.search = ...`), so the
+    // key written there is gone; verify keeps apiURL's query and posts its own apikey in the form.
+    const isVerified = await fetch(
+      `${gw.url}/1/api?apikey=api_key&module=contract&action=getsourcecode&address=${chain.VERIFIABLE_CONTRACT}`,
+    );
+    expect(isVerified.status).toBe(401);
+    expect((await json(isVerified)).message).toBe(
+      'Invalid API key: api_key and YourApiKeyToken are placeholders that clients send, not keys',
+    );
+    const submitted = await postForm(`/1/api?apikey=${DEMO_KEY}`, [
+      ['apikey', 'api_key'],
+      ['module', 'contract'],
+      ['action', 'verifysourcecode'],
+      ['contractaddress', chain.VERIFIABLE_CONTRACT],
+      ['sourceCode', standardJson()],
+      ['codeformat', 'solidity-standard-json-input'],
+      ['contractname', CONTRACT_NAME],
+      ['compilerversion', COMPILER],
+      ['constructorArguements', ''],
+    ]);
+    const answer = await json(submitted);
+    expect([submitted.status, answer.status, answer.message]).toEqual([200, '1', 'OK']);
+    expect(writes()).toHaveLength(1);
+    const poll = await fetch(`${gw.url}/1/api?apikey=api_key&module=contract&action=checkverifystatus&guid=${String(answer.result)}`);
+    expect(poll.status).toBe(401);
   });
 
   it('refuses a body over rpc.maxVerifyBytes with 413 and forwards nothing: by Content-Length, chunked, and multipart', async () => {
