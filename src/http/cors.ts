@@ -16,16 +16,30 @@ export interface CorsConfig {
 /** What a preflight may ask for: the routes' methods (POST for JSON-RPC, contract section 9). */
 export const CORS_ALLOW_METHODS = 'GET, HEAD, POST, OPTIONS';
 /**
- * The request headers a route reads, and nothing else: a preflight asking for another is not
- * echoed, so the browser refuses that request. `authorization` is listed by name because the
- * Fetch standard never lets a wildcard cover it; `content-type` for JSON bodies (JSON-RPC).
+ * The request headers the gateway reads from a client, and nothing else: a preflight asking for
+ * another is not echoed, so the browser refuses that request. `authorization` is listed by name
+ * because the Fetch standard never lets a wildcard cover it; `content-type` for JSON bodies
+ * (JSON-RPC) and forms; `show-scam-tokens` changes token answers (pipeline.ts); `x-request-id`
+ * is kept as the request's id when a page sets its own (app/request-id.ts, issue 41).
  */
-export const CORS_ALLOW_HEADERS = `authorization, content-type, ${H_SCAM}`;
+export const CORS_ALLOW_HEADERS = `authorization, content-type, ${H_SCAM}, ${H_REQUEST_ID}`;
 /**
  * What browser code may read beyond the CORS-safelisted response headers (Fetch standard,
- * "CORS-safelisted response-header name"): its quota, the request id and the cache outcome.
+ * "CORS-safelisted response-header name"): its quota, the request id, the cache outcome and the
+ * age of a cached answer, how long to wait after a 429 or 503, and why a key was refused
+ * (`WWW-Authenticate` on a 401).
  */
-export const CORS_EXPOSE_HEADERS = [H_LIMIT, H_REMAINING, H_RESET, H_CREDITS, H_REQUEST_ID, H_CACHE, 'retry-after'].join(', ');
+export const CORS_EXPOSE_HEADERS = [
+  H_LIMIT,
+  H_REMAINING,
+  H_RESET,
+  H_CREDITS,
+  H_REQUEST_ID,
+  H_CACHE,
+  'age',
+  'retry-after',
+  'www-authenticate',
+].join(', ');
 
 const ALLOW_ORIGIN = 'access-control-allow-origin';
 const EXPOSE = 'access-control-expose-headers';

@@ -15,7 +15,18 @@ export interface ErrorSpec {
 export const ERRORS = {
   NO_KEY: { status: 401, message: 'API key required', headers: CHALLENGE },
   BAD_KEY: { status: 401, message: 'Invalid API key', headers: INVALID_TOKEN },
-  CONFLICTING_KEYS: { status: 401, message: 'Conflicting API keys in Authorization and apikey', headers: INVALID_TOKEN },
+  // The answer names the two places the keys came from (auth/credentials.ts, conflictMessage).
+  CONFLICTING_KEYS: {
+    status: 401,
+    message: 'Conflicting API keys in the Authorization header and the apikey query parameter',
+    headers: INVALID_TOKEN,
+  },
+  // A client's stand-in for a key it does not have (auth/credentials.ts, PLACEHOLDER_KEYS), alone.
+  PLACEHOLDER_KEY: {
+    status: 401,
+    message: 'Invalid API key: api_key and YourApiKeyToken are placeholders that clients send, not keys',
+    headers: INVALID_TOKEN,
+  },
   BAD_AUTH_SCHEME: {
     status: 401,
     message: 'Authorization must be a Bearer token: Authorization: Bearer <API key>',

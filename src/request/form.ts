@@ -8,14 +8,16 @@ import type { FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../http/errors.js';
 import type { TakenKeys } from '../auth/query-key.js';
 import type { Resolved } from '../routes/resolver.js';
-import { encodeQuery } from '../routes/resolve.js';
+import { encodeQuery, parseQuery } from '../routes/resolve.js';
 import { parseForm, readBody, type Form } from './body.js';
 import type { GatewayState } from './state.js';
 
 export interface Posted {
   resolved: Resolved;
-  /** Every key the query and the form gave. */
+  /** Every key the query gave. */
   apikeys: readonly string[];
+  /** Every key the form gave (its `apikey` fields, any case). */
+  formKeys: readonly string[];
   /** The form without the key or the chain (what a write forwards). */
   form: Form;
 }
@@ -32,11 +34,11 @@ export async function postedForm(state: GatewayState, request: FastifyRequest, t
   const parsed = await parseForm(contentType, read.body);
   if (parsed === undefined) return 'UNSUPPORTED_MEDIA_TYPE';
 
-  const apikeys = [...(taken?.apikeys ?? [])];
+  const formKeys: string[] = [];
   const fields: [string, string][] = [];
   let chainId: string | undefined;
   for (const [name, value] of parsed.fields) {
-    if (isKeyField(name)) apikeys.push(value);
+    if (isKeyField(name)) formKeys.push(value);
     else if (name === 'chainid') chainId = value;
     else fields.push([name, value]);
   }
@@ -54,5 +56,34 @@ export async function postedForm(state: GatewayState, request: FastifyRequest, t
       if (!isOwnField(name)) multipart!.append(name, value);
     });
   }
-  return { resolved: state.resolver.resolveOnce(target), apikeys, form: { fields, multipart } };
+  // What a write forwards is conn.params too: the query's fields that the body does not give,
+  // then the body's. hardhat-upgrades' proxy verification sends every field in the query and an
+  // empty body (issue 41); the explorer's own POST target carries only module and action.
+  const fromQuery = queryFieldsNotIn(query, parsed);
+  for (const [name, value] of fromQuery) multipart?.append(name, value);
+  return {
+    resolved: state.resolver.resolveOnce(target),
+    apikeys: taken?.apikeys ?? [],
+    formKeys,
+    form: { fields: fromQuery.length === 0 ? fields : [...fromQuery, ...fields], multipart },
+  };
+}
+
+/**
+ * The query's fields a posted body does not name, less the gateway's own and `module` and
+ * `action` (the upstream target carries them, spelled as the document spells them). Plug.Parsers
+ * merges the two so (https://github.com/elixir-plug/plug, lib/plug/parsers.ex, merge_params/2:
+ * the query's params, then the body's over them), and Blockscout's RPC controllers read the
+ * result, conn.params. A field repeated in the query counts once, its last value (Plug's decoding).
+ */
+function queryFieldsNotIn(query: string, body: Form): [string, string][] {
+  if (query === '') return [];
+  const inBody = new Set<string>(body.fields.map(([name]) => name));
+  body.multipart?.forEach((_value, name) => inBody.add(name));
+  const out: [string, string][] = [];
+  for (const [name, value] of parseQuery(query.split('#', 1)[0]!).params) {
+    if (isOwnField(name) || name === 'module' || name === 'action' || inBody.has(name)) continue;
+    out.push([name, value]);
+  }
+  return out;
 }

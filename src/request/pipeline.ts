@@ -2,7 +2,7 @@
 // rate limit, validation, credits, cache, upstream. Each step is a few lines; the handler reads
 // top to bottom as that list, and every way out goes through send.ts and finish().
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { extractKey } from '../auth/credentials.js';
+import { conflictMessage, extractKey, type KeySource } from '../auth/credentials.js';
 import type { ApiKey, KeyRing } from '../keys/ring.js';
 import { addressAllowed } from '../keys/terms.js';
 import { takeApiKeys } from '../auth/query-key.js';
@@ -114,7 +114,7 @@ function pipeline(state: GatewayState, ctx: RequestContext, request: FastifyRequ
   if (request.method === 'POST' && resolution.legacy && !(resolution.kind === 'refusal' && resolution.code === 'UNKNOWN_CHAIN')) {
     return postedForm(state, request, taken).then((posted) => {
       if (typeof posted === 'string') return void sendError(ctx, reply, posted);
-      return afterRoute(state, ctx, request, reply, posted.resolved, posted.apikeys, posted.form);
+      return afterRoute(state, ctx, request, reply, posted.resolved, posted.apikeys, posted.form, undefined, posted.formKeys);
     });
   }
   const apikeys = taken === undefined ? NO_KEYS : taken.apikeys;
@@ -153,6 +153,7 @@ function afterRoute(
   apikeys: readonly string[],
   form: Form | undefined,
   body?: Buffer,
+  formKeys: readonly string[] = NO_KEYS,
 ): Promise<void> | undefined {
   const resolution = resolved.resolution;
   if (resolution.kind === 'refusal') return void sendError(ctx, reply, resolution.code);
@@ -178,8 +179,11 @@ function afterRoute(
     // RFC 9110 section 10.2.3: whole seconds, rounded up.
     if (blockedMs > 0) return void sendError(ctx, reply, 'TOO_MANY_BAD_KEYS', { 'retry-after': String(Math.ceil(blockedMs / 1000)) });
   }
-  const key = authenticate(ctx, request, apikeys, resolution, state.keys, now);
+  const source = extractKey(request.headers.authorization, apikeys, formKeys);
+  if (source.kind === 'conflict') return void sendError(ctx, reply, 'CONFLICTING_KEYS', undefined, conflictMessage(source.places));
+  const key = authenticate(ctx, request, source, resolution, state.keys, now);
   if (typeof key === 'string') {
+    // A placeholder (PLACEHOLDER_KEY) is no guess at a key: it never counts toward a block.
     if (key === 'BAD_KEY') badKeyFrom(state, request.ip, now);
     return void sendError(ctx, reply, key);
   }
@@ -224,17 +228,15 @@ function badKeyFrom(state: GatewayState, address: string | undefined, now: numbe
 function authenticate(
   ctx: RequestContext,
   request: FastifyRequest,
-  apikeys: readonly string[],
+  source: Exclude<KeySource, { kind: 'conflict' }>,
   route: Route,
   keys: KeyRing,
   nowMs: number,
 ): ApiKey | ErrorCode {
-  const source = extractKey(request.headers.authorization, apikeys);
   if (source.kind === 'none') return 'NO_KEY';
-  if (source.kind === 'conflict') return 'CONFLICTING_KEYS';
   if (source.kind === 'bad-scheme') return 'BAD_AUTH_SCHEME';
   const key = keys.find(source.key, nowMs);
-  if (!key) return 'BAD_KEY';
+  if (!key) return source.placeholder ? 'PLACEHOLDER_KEY' : 'BAD_KEY';
   ctx.identified = key;
   if (key.status === 'unverified') return 'UNVERIFIED_KEY';
   if (key.status === 'disabled') return 'DISABLED_KEY';

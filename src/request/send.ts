@@ -89,10 +89,20 @@ export function sendPreflight(ctx: RequestContext, reply: FastifyReply, prefligh
   write(ctx, reply, 204, [...preflight, H_REQUEST_ID, ctx.id], '');
 }
 
-/** A refusal or failure from the registry, in the body shape of the request's interface. */
-export function sendError(ctx: RequestContext, reply: FastifyReply, code: ErrorCode, extra?: Readonly<Record<string, string>>): void {
+/**
+ * A refusal or failure from the registry, in the body shape of the request's interface;
+ * `message`, when given, says more precisely what the registry's message says in general.
+ */
+export function sendError(
+  ctx: RequestContext,
+  reply: FastifyReply,
+  code: ErrorCode,
+  extra?: Readonly<Record<string, string>>,
+  message?: string,
+): void {
   const spec: ErrorSpec = ERRORS[code];
-  const body = ctx.legacy ? legacyErrorBody(spec.message) : messageBody(spec.message);
+  const text = message ?? spec.message;
+  const body = ctx.legacy ? legacyErrorBody(text) : messageBody(text);
   sendJson(ctx, reply, spec.status, body, extra && spec.headers ? { ...spec.headers, ...extra } : (extra ?? spec.headers));
 }
 

@@ -102,6 +102,7 @@ const KEYED: readonly ErrorCode[] = [
   'NO_KEY',
   'BAD_KEY',
   'CONFLICTING_KEYS',
+  'PLACEHOLDER_KEY',
   'BAD_AUTH_SCHEME',
   'TOO_MANY_BAD_KEYS',
   'UNVERIFIED_KEY',

@@ -34,12 +34,28 @@ function transaction(params: ReadonlyMap<string, string>): Record<string, string
 }
 
 /**
- * A storage position as Etherscan's node reads it: hex, with or without `0x` (geth's
- * eth_getStorageAt takes the key through common.HexToHash, which accepts both). ethers'
- * EtherscanProvider writes the slot without a prefix (`position=${req.position}`, a bigint).
+ * A storage position as the JSON-RPC call wants it (a hex quantity), from what Etherscan-style
+ * clients send: `0x`-prefixed hex stays as it is (checked as a quantity afterwards); digits
+ * alone are a decimal slot, which is what ethers v6's EtherscanProvider sends (`position:
+ * req.position`, a bigint written out in decimal, providers/provider-etherscan.ts), so that
+ * `getStorage(proxy, BigInt(EIP1967_SLOT))` and `getStorage(a, 10n)` read the slots meant (issue
+ * 41); other unprefixed hex (`ff`, which no decimal reading could mean) is hex, as geth's
+ * decodeHash reads a key without its prefix. Etherscan documents the parameter as "Storage
+ * position in hex" (docs.etherscan.io, eth_getStorageAt) and says nothing of decimal text;
+ * docs/clients.md says what the gateway does. A decimal slot past 2^256 - 1 is no storage key.
  */
+const DECIMAL = /^[0-9]{1,78}$/;
+const UNPREFIXED_HEX = /^[0-9a-fA-F]{1,64}$/;
+const MAX_SLOT = (1n << 256n) - 1n;
+export const POSITION_TOO_LARGE = 'position: expected a storage slot: 0x and up to 64 hex digits, or a decimal integer below 2^256';
+
 function storageKey(position: string | undefined): string | undefined {
-  return position !== undefined && /^[0-9a-fA-F]{1,64}$/.test(position) ? `0x${position}` : position;
+  if (position === undefined) return undefined;
+  if (DECIMAL.test(position)) {
+    const slot = BigInt(position);
+    return slot <= MAX_SLOT ? `0x${slot.toString(16)}` : POSITION_TOO_LARGE;
+  }
+  return UNPREFIXED_HEX.test(position) ? `0x${position}` : position;
 }
 
 /** The JSON-RPC parameters an action's query parameters give, before they are checked. */
@@ -79,6 +95,7 @@ function paramsOf(method: RpcMethod, q: ReadonlyMap<string, string>): unknown[] 
 /** An action's call, checked and canonical like the JSON-RPC form (one cache entry for both), or what is wrong. */
 export function proxyCall(method: RpcMethod, query: ReadonlyMap<string, string>): CallCheck {
   const params = paramsOf(method, query);
+  if (method === 'eth_getStorageAt' && params[1] === POSITION_TOO_LARGE) return { invalid: POSITION_TOO_LARGE };
   // An absent optional parameter is absent, not a JSON null.
   while (params.length > 0 && params[params.length - 1] === undefined) params.pop();
   return checkCall(method, params);

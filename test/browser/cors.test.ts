@@ -27,6 +27,8 @@ const config = (origins?: string[]) =>
       { name: 'slow', key: SLOW_KEY, plan: 'slow' },
     ],
     server: { host: '127.0.0.1', port: 0, ...(origins ? { cors: { origins } } : {}) },
+    // token-balances kept a minute, so that a page can read a cache hit's Age.
+    cache: { ttlSeconds: { 'token-balances': 60, transactions: 0, legacy: 0 } },
   } satisfies Partial<ConfigInput>);
 
 let browser: Browser;
@@ -79,12 +81,15 @@ interface Failed {
   message: string;
 }
 
-/** What the page's script sees of `fetch(url, { headers: { Authorization } })`: status, readable headers and JSON, or the error. */
-function callFromPage(page: Page, url: string, key: string): Promise<Seen | Failed> {
+/**
+ * What the page's script sees of `fetch(url, { headers: { Authorization, ...own } })`: status,
+ * readable headers and JSON, or the error. `key` null sends no Authorization.
+ */
+function callFromPage(page: Page, url: string, key: string | null, own: Record<string, string> = {}): Promise<Seen | Failed> {
   return page.evaluate(
-    async ({ url, key }) => {
+    async ({ url, key, own }) => {
       try {
-        const res = await fetch(url, { headers: { Authorization: `Bearer ${key}` } });
+        const res = await fetch(url, { headers: { ...(key === null ? {} : { Authorization: `Bearer ${key}` }), ...own } });
         const headers: Record<string, string | null> = {};
         for (const name of [
           'x-credits-remaining',
@@ -94,6 +99,8 @@ function callFromPage(page: Page, url: string, key: string): Promise<Seen | Fail
           'x-request-id',
           'x-cache',
           'retry-after',
+          'age',
+          'www-authenticate',
         ]) {
           headers[name] = res.headers.get(name);
         }
@@ -102,7 +109,7 @@ function callFromPage(page: Page, url: string, key: string): Promise<Seen | Fail
         return { ok: false as const, name: (err as Error).name, message: (err as Error).message };
       }
     },
-    { url, key },
+    { url, key, own },
   );
 }
 
@@ -136,6 +143,30 @@ describe('a page on another origin', () => {
         // explorer saw only the GET.
         expect(await preflights(gw)).toBe(before + 1);
         expect(fixture().requests.map((r) => r.method)).toEqual(['GET']);
+      } finally {
+        await page.close();
+      }
+    },
+    BROWSER_TIMEOUT,
+  );
+
+  it(
+    "sends its own x-request-id, and reads it back, a cached answer's Age and a 401's WWW-Authenticate (issue 41)",
+    async () => {
+      const page = await openPage();
+      try {
+        const url = `${gw.url}/1/api/v2/addresses/0x${'ef'.repeat(20)}/token-balances`;
+        const first = await callFromPage(page, url, DEMO_KEY, { 'x-request-id': 'dapp-trace-41' });
+        // Before the fix the preflight did not allow x-request-id: Chromium refused the request.
+        expect(first).toMatchObject({ ok: true, status: 200 });
+        expect((first as Seen).headers['x-request-id']).toBe('dapp-trace-41');
+        expect((first as Seen).headers['x-cache']).toBe('MISS');
+        const hit = (await callFromPage(page, url, DEMO_KEY)) as Seen;
+        expect([hit.status, hit.headers['x-cache']]).toEqual([200, 'HIT']);
+        expect(hit.headers.age).toMatch(/^\d+$/);
+        const refused = (await callFromPage(page, url, null)) as Seen;
+        expect(refused.status).toBe(401);
+        expect(refused.headers['www-authenticate']).toBe('Bearer');
       } finally {
         await page.close();
       }

@@ -153,6 +153,28 @@ describe('wrong keys from one address (security.badKeys, default 20 in 60 s, the
     }
     expect((await get(gw, BALANCES, DEMO_KEY, '127.0.0.6')).status).toBe(200);
   });
+
+  it("does not count a client's placeholder key (hardhat-verify's api_key, YourApiKeyToken) as a wrong key (issue 41)", async () => {
+    const { gw } = await gatewayAt();
+    for (let i = 0; i < 25; i++) {
+      const placeholder = await get(gw, LEGACY, i % 2 === 0 ? 'api_key' : 'YourApiKeyToken', '127.0.0.9');
+      expect(placeholder.status).toBe(401);
+      expect(placeholder.body).toMatchObject({
+        message: 'Invalid API key: api_key and YourApiKeyToken are placeholders that clients send, not keys',
+      });
+      // Beside the real key (the Bearer here), the placeholder in the query is no conflict.
+      const res = await request(`${gw.url}${LEGACY}&apikey=api_key`, {
+        dispatcher: from('127.0.0.9'),
+        headers: { authorization: `Bearer ${DEMO_KEY}` },
+      });
+      await res.body.dump();
+      expect(res.statusCode).toBe(200);
+    }
+    expect((await get(gw, BALANCES, DEMO_KEY, '127.0.0.9')).status).toBe(200);
+    // A wrong key that is no placeholder still counts: 20 of them block.
+    for (let i = 0; i < 20; i++) expect((await get(gw, BALANCES, `api_key-${i}`, '127.0.0.9')).status).toBe(401);
+    expect((await get(gw, BALANCES, DEMO_KEY, '127.0.0.9')).status).toBe(429);
+  });
 });
 
 describe('security.badKeys settings', () => {

@@ -167,17 +167,27 @@ describe('ethers v6 EtherscanProvider at /v2/api?chainid=1', () => {
     expect(await provider.getCode(chain.TOKEN_CONTRACT)).toBe(chain.codeAt(chain.TOKEN_CONTRACT));
 
     // 7. getStorage (proxy eth_getStorageAt): EtherscanProvider puts the slot in the URL without a
-    // prefix (`position: req.position`, a bigint in a template string); the gateway reads it as
-    // hex, as Etherscan's node does (geth's common.HexToHash), so a slot below 10 is the slot
-    // meant. A slot whose decimal text is longer than 64 digits is no storage key: refused.
+    // prefix, in decimal (`position: req.position`, a bigint in a template string); the gateway
+    // reads digits alone as the decimal slot they are (issue 41), so the EIP-1967 slot and slot 10
+    // are the slots meant (the fixture's slot 10 holds the token's decimals, its slot 0x10 nothing).
     expect(await provider.getStorage(chain.PROXY_CONTRACT, 2n)).toBe(chain.storageAt(chain.PROXY_CONTRACT, 2n));
     expect(provider.fetched.at(-1)!.url).toContain('&position=2&');
-    const refused: unknown = await provider.getStorage(chain.PROXY_CONTRACT, BigInt(EIP1967_IMPLEMENTATION_SLOT)).catch((e: unknown) => e);
-    expect(isError(refused, 'SERVER_ERROR')).toBe(true);
-    expect((refused as { info: unknown }).info).toEqual({
-      result: { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Invalid params: position: expected a hex quantity (0x...)' } },
-    });
-    expect(upstreamCalls().filter((c) => c.method === 'eth_getStorageAt')).toHaveLength(1);
+    expect(await provider.getStorage(chain.PROXY_CONTRACT, BigInt(EIP1967_IMPLEMENTATION_SLOT))).toBe(topic(chain.USDC_IMPLEMENTATION));
+    expect(provider.fetched.at(-1)!.url).toContain(`&position=${BigInt(EIP1967_IMPLEMENTATION_SLOT).toString()}&`);
+    expect(await provider.getStorage(chain.TOKEN_CONTRACT, 10n)).toBe(`0x${(18).toString(16).padStart(64, '0')}`);
+    expect(provider.fetched.at(-1)!.url).toContain('&position=10&');
+    expect(chain.storageAt(chain.TOKEN_CONTRACT, 0x10n)).not.toBe(chain.storageAt(chain.TOKEN_CONTRACT, 10n));
+    // The explorer was asked for the hex quantities of those slots.
+    expect(
+      upstreamCalls()
+        .filter((c) => c.method === 'eth_getStorageAt')
+        .map((c) => c.params[1]),
+    ).toEqual(['0x2', EIP1967_IMPLEMENTATION_SLOT, '0xa']);
+    // A 0x-prefixed position stays hex, as Etherscan documents it.
+    const hex = await fetch(
+      `${gw.url}/v2/api?chainid=1&module=proxy&action=eth_getStorageAt&address=${chain.TOKEN_CONTRACT}&position=0xa&apikey=${DEMO_KEY}`,
+    );
+    expect(((await hex.json()) as { result: string }).result).toBe(chain.storageAt(chain.TOKEN_CONTRACT, 10n));
 
     // 8. getTransaction, 9. getTransactionReceipt (proxy eth_getTransactionByHash, eth_getTransactionReceipt)
     const tx = (await provider.getTransaction(chain.KNOWN_TX_HASH))!;
@@ -431,6 +441,40 @@ describe('contract verification through the gateway', () => {
     expect(writes()).toHaveLength(1);
   });
 
+  it('hardhat-upgrades (proxy verification): every field in the query, an empty body; the explorer gets them as its form (issue 41)', async () => {
+    // hardhat-upgrades' verifyProxy calls hardhat-verify's customApiCall by POST with
+    // {module, action, address, expectedimplementation} as query parameters beside chainid and
+    // apikey, and no body: the explorer reads conn.params, the query's fields when the body has none.
+    const query = (address: string) =>
+      `chainid=1&apikey=${DEMO_KEY}&module=contract&action=verifyproxycontract&address=${address}&expectedimplementation=${chain.USDC_IMPLEMENTATION}`;
+    for (const headers of [FORM, {}]) {
+      explorer.reset();
+      const submitted = await fetch(`${gw.url}/1/api?${query(chain.PROXY_CONTRACT)}`, { method: 'POST', headers });
+      expect(submitted.status).toBe(200);
+      const answer = await json(submitted);
+      expect(answer).toMatchObject({ message: 'OK', status: '1', result: expect.stringMatching(/^[0-9a-f]{48,}$/) as unknown });
+      const [write, ...more] = writes();
+      expect(more).toEqual([]);
+      expect(write!.query).toEqual({ module: 'contract', action: 'verifyproxycontract' });
+      expect(fieldsOf(write!)).toEqual({ address: chain.PROXY_CONTRACT, expectedimplementation: chain.USDC_IMPLEMENTATION });
+      // Then it polls checkproxyverification (GET, the same query shape) until the proxy is resolved.
+      const check = () =>
+        fetch(`${gw.url}/1/api?chainid=1&apikey=${DEMO_KEY}&module=contract&action=checkproxyverification&guid=${String(answer.result)}`);
+      expect((await json(await check())).result).toBe('Verification in progress');
+      expect((await json(await check())).result).toBe(
+        `The proxy's (${chain.PROXY_CONTRACT}) implementation contract is found at ${chain.USDC_IMPLEMENTATION} and is successfully updated.`,
+      );
+    }
+    // A field in both places: the body's wins, as in conn.params; the query's others still count.
+    explorer.reset();
+    const both = await postForm(`/1/api?${query(chain.TOKEN_CONTRACT)}`, [['address', chain.PROXY_CONTRACT]]);
+    expect(await json(both)).toMatchObject({ message: 'OK', status: '1' });
+    expect(writes().map(fieldsOf)).toEqual([{ expectedimplementation: chain.USDC_IMPLEMENTATION, address: chain.PROXY_CONTRACT }]);
+    // The explorer's refusal of a bad address comes back as it is: no 502.
+    const bad = await fetch(`${gw.url}/1/api?${query('0xnope')}`, { method: 'POST', headers: FORM });
+    expect([bad.status, await json(bad)]).toEqual([200, { message: 'Invalid address hash', result: null, status: '0' }]);
+  });
+
   it('bills a write its route cost once per request, forwards every identical request (never cached), and returns no cache header', async () => {
     const fields = foundryFields();
     const before = credits(await gw.get(`/1/api?module=contract&action=checkverifystatus&guid=0`));
@@ -518,7 +562,51 @@ describe('contract verification through the gateway', () => {
     explorer.reset();
     const conflicting = await postForm(`/1/api?apikey=${DEMO_KEY}`, [...foundryFields(), ['apikey', 'another-key']]);
     expect(conflicting.status).toBe(401);
+    // The message names the two places the keys were found in (issue 41): no Authorization was sent.
+    expect(await json(conflicting)).toEqual({
+      message: 'Conflicting API keys in the apikey query parameter and the apikey form field',
+      result: null,
+      status: '0',
+    });
+    const withBearer = await postForm('/1/api', [...foundryFields(), ['apikey', 'another-key']], {
+      ...FORM,
+      authorization: `Bearer ${DEMO_KEY}`,
+    });
+    expect((await json(withBearer)).message).toBe('Conflicting API keys in the Authorization header and the apikey form field');
     expect(explorer.requests).toEqual([]);
+    // The same key in the query and the form is that key.
+    const same = await postForm(`/1/api?apikey=${DEMO_KEY}`, [...foundryFields(), ['apikey', DEMO_KEY]]);
+    expect([same.status, (await json(same)).status]).toEqual([200, '1']);
+  });
+
+  it("hardhat-verify 2.1's Blockscout mode (its apikey=api_key), with the key in apiURL's query: the POSTed submission passes, its GETs lose the key (issue 41)", async () => {
+    // The requests of @nomicfoundation/hardhat-verify 2.1.3 (src/internal/etherscan.ts) when its
+    // Blockscout class makes them with the key "api_key" and apiURL `GATEWAY/1/api?apikey=KEY`:
+    // isVerified and getVerificationStatus replace the URL's query (`url.search = ...`), so the
+    // key written there is gone; verify keeps apiURL's query and posts its own apikey in the form.
+    const isVerified = await fetch(
+      `${gw.url}/1/api?apikey=api_key&module=contract&action=getsourcecode&address=${chain.VERIFIABLE_CONTRACT}`,
+    );
+    expect(isVerified.status).toBe(401);
+    expect((await json(isVerified)).message).toBe(
+      'Invalid API key: api_key and YourApiKeyToken are placeholders that clients send, not keys',
+    );
+    const submitted = await postForm(`/1/api?apikey=${DEMO_KEY}`, [
+      ['apikey', 'api_key'],
+      ['module', 'contract'],
+      ['action', 'verifysourcecode'],
+      ['contractaddress', chain.VERIFIABLE_CONTRACT],
+      ['sourceCode', standardJson()],
+      ['codeformat', 'solidity-standard-json-input'],
+      ['contractname', CONTRACT_NAME],
+      ['compilerversion', COMPILER],
+      ['constructorArguements', ''],
+    ]);
+    const answer = await json(submitted);
+    expect([submitted.status, answer.status, answer.message]).toEqual([200, '1', 'OK']);
+    expect(writes()).toHaveLength(1);
+    const poll = await fetch(`${gw.url}/1/api?apikey=api_key&module=contract&action=checkverifystatus&guid=${String(answer.result)}`);
+    expect(poll.status).toBe(401);
   });
 
   it('refuses a body over rpc.maxVerifyBytes with 413 and forwards nothing: by Content-Length, chunked, and multipart', async () => {

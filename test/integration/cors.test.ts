@@ -13,7 +13,8 @@ const BALANCES = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
 const CSV = `/1/api/v2/addresses/${SAMPLE_ADDRESS}/transactions/csv`;
 const APP = 'https://app.example';
 const EVIL = 'https://evil.example';
-const EXPOSE = 'x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, x-credits-remaining, x-request-id, x-cache, retry-after';
+const EXPOSE =
+  'x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, x-credits-remaining, x-request-id, x-cache, age, retry-after, www-authenticate';
 
 const fixture = useFixtureExplorer();
 afterEach(() => fixture().reset());
@@ -80,7 +81,7 @@ describe('with the default, any origin', () => {
       expect(res.status, path).toBe(204);
       expect(acao(res)).toBe('*');
       expect(res.headers.get('access-control-allow-methods')).toBe('GET, HEAD, POST, OPTIONS');
-      expect(res.headers.get('access-control-allow-headers')).toBe('authorization, content-type, show-scam-tokens');
+      expect(res.headers.get('access-control-allow-headers')).toBe('authorization, content-type, show-scam-tokens, x-request-id');
       expect(res.headers.get('access-control-max-age')).toBe('600');
       expect(res.headers.get('access-control-allow-credentials')).toBeNull();
       expect(res.headers.get('x-request-id')).toMatch(/.+/);
@@ -90,10 +91,34 @@ describe('with the default, any origin', () => {
     }
   });
 
+  it("allows a page's own x-request-id, which the gateway keeps as the request's id (issue 41)", async () => {
+    const res = await preflight(gw, BALANCES, APP, { 'access-control-request-headers': 'authorization, x-request-id' });
+    expect(res.status).toBe(204);
+    const allowed = res.headers.get('access-control-allow-headers')!.split(', ');
+    expect(allowed).toEqual(expect.arrayContaining(['authorization', 'x-request-id']));
+    const own = await gw.get(BALANCES, { headers: { origin: APP, 'x-request-id': 'page-chosen-id.1' } });
+    expect(own.headers.get('x-request-id')).toBe('page-chosen-id.1');
+    expect(own.headers.get('access-control-expose-headers')!.split(', ')).toContain('x-request-id');
+  });
+
+  it('exposes Age, WWW-Authenticate and Retry-After where answers carry them (issue 41)', async () => {
+    const fresh = `/1/api/v2/addresses/0x${'cd'.repeat(20)}/token-balances`;
+    await (await gw.get(fresh, { headers: { origin: APP } })).arrayBuffer();
+    const hit = await gw.get(fresh, { headers: { origin: APP } });
+    expect([hit.headers.get('x-cache'), hit.headers.get('age')]).toEqual(['HIT', expect.stringMatching(/^\d+$/)]);
+    const noKey = await gw.get(BALANCES, { key: null, headers: { origin: APP } });
+    expect([noKey.status, noKey.headers.get('www-authenticate')]).toEqual([401, 'Bearer']);
+    for (const res of [hit, noKey]) {
+      expect(res.headers.get('access-control-expose-headers')!.split(', ')).toEqual(
+        expect.arrayContaining(['age', 'www-authenticate', 'retry-after', 'x-request-id']),
+      );
+    }
+  });
+
   it('never echoes request headers beyond the ones routes read', async () => {
     const res = await preflight(gw, BALANCES, APP, { 'access-control-request-headers': 'authorization, x-secret-thing' });
     expect(res.status).toBe(204);
-    expect(res.headers.get('access-control-allow-headers')).toBe('authorization, content-type, show-scam-tokens');
+    expect(res.headers.get('access-control-allow-headers')).toBe('authorization, content-type, show-scam-tokens, x-request-id');
   });
 
   it('bills, rate-limits and forwards nothing for a preflight, and counts it as a 204, not a 405', async () => {

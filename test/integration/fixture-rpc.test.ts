@@ -615,6 +615,19 @@ describe('contract verification', () => {
       200,
       { message: 'OK', result: 'Unknown UID', status: '1' },
     ]);
+    // conn.params: the query's fields when the body has none (hardhat-upgrades posts an empty body),
+    // the body's over the query's when both name one; without an address the clause fails (500).
+    const fromQuery = await postForm({}, `?module=contract&action=verifyproxycontract&address=${PROXY_CONTRACT}`).then(json);
+    expect(fromQuery).toEqual([200, { message: 'OK', result: expect.stringMatching(/^[0-9a-f]{48,}$/) as unknown, status: '1' }]);
+    const bodyWins = await postForm(
+      { address: VERIFIABLE_CONTRACT },
+      `?module=contract&action=verifyproxycontract&address=${PROXY_CONTRACT}`,
+    );
+    expect((await json(bodyWins))[1]).toEqual({ message: 'Smart-contract not found or is not verified', result: null, status: '0' });
+    expect(await postForm({}, '?module=contract&action=verifyproxycontract').then(json)).toEqual([
+      500,
+      { message: 'Something went wrong.', result: null, status: '0' },
+    ]);
   });
 
   it('forgets submissions on reset()', async () => {

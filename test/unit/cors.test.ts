@@ -9,7 +9,8 @@ import { isPassableResponseHeader, NO_TOKENS, PER_ANSWER_HEADERS } from '../../s
 import { sendEntry, sendJson } from '../../src/request/send.js';
 import { RequestContext } from '../../src/request/context.js';
 
-const EXPOSE = 'x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, x-credits-remaining, x-request-id, x-cache, retry-after';
+const EXPOSE =
+  'x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, x-credits-remaining, x-request-id, x-cache, age, retry-after, www-authenticate';
 
 describe('corsPolicy', () => {
   it('with ["*"]: ACAO * and the exposed headers on every answer, Origin or not, one shared array, no Vary', () => {
@@ -25,7 +26,7 @@ describe('corsPolicy', () => {
       'access-control-allow-methods',
       'GET, HEAD, POST, OPTIONS',
       'access-control-allow-headers',
-      'authorization, content-type, show-scam-tokens',
+      'authorization, content-type, show-scam-tokens, x-request-id',
       'access-control-max-age',
       '600',
     ]);

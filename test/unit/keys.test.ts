@@ -1,7 +1,7 @@
 import { NO_TERMS } from '../../src/store/records.js';
 import { describe, expect, it } from 'vitest';
 import { hashKey } from '../../src/auth/digest.js';
-import { extractKey } from '../../src/auth/credentials.js';
+import { conflictMessage, extractKey } from '../../src/auth/credentials.js';
 import { configKeyId, KeyRing } from '../../src/keys/ring.js';
 import type { KeyRecord } from '../../src/store/types.js';
 
@@ -15,10 +15,34 @@ describe('extractKey', () => {
     expect(extractKey(undefined, ['abc'])).toEqual({ kind: 'key', key: 'abc' });
   });
 
-  it('accepts both when they agree and refuses them when they differ', () => {
+  it('accepts both when they agree and refuses them when they differ, naming the two places', () => {
     expect(extractKey('Bearer abc', ['abc'])).toEqual({ kind: 'key', key: 'abc' });
-    expect(extractKey('Bearer abc', ['xyz'])).toEqual({ kind: 'conflict' });
-    expect(extractKey(undefined, ['abc', 'xyz'])).toEqual({ kind: 'conflict' });
+    expect(extractKey('Bearer abc', ['abc'], ['abc'])).toEqual({ kind: 'key', key: 'abc' });
+    expect(extractKey(undefined, ['abc'], ['abc'])).toEqual({ kind: 'key', key: 'abc' });
+    expect(extractKey(undefined, [], ['abc'])).toEqual({ kind: 'key', key: 'abc' });
+    const cases: [ReturnType<typeof extractKey>, string][] = [
+      [extractKey('Bearer abc', ['xyz']), 'Conflicting API keys in the Authorization header and the apikey query parameter'],
+      [extractKey('Bearer abc', [], ['xyz']), 'Conflicting API keys in the Authorization header and the apikey form field'],
+      [extractKey(undefined, ['abc'], ['xyz']), 'Conflicting API keys in the apikey query parameter and the apikey form field'],
+      [extractKey(undefined, ['abc', 'xyz']), 'Conflicting API keys in two apikey query parameters'],
+      [extractKey(undefined, [], ['abc', 'xyz']), 'Conflicting API keys in two apikey form fields'],
+    ];
+    for (const [source, message] of cases) {
+      expect(source.kind).toBe('conflict');
+      if (source.kind === 'conflict') expect(conflictMessage(source.places)).toBe(message);
+    }
+  });
+
+  it('lets a real key win over a placeholder in any place; a placeholder alone is a key marked so (issue 41)', () => {
+    // hardhat-verify's Blockscout mode: its apikey=api_key in the form, the key in apiURL's query.
+    expect(extractKey(undefined, ['KEY'], ['api_key'])).toEqual({ kind: 'key', key: 'KEY' });
+    expect(extractKey(undefined, ['api_key', 'KEY'])).toEqual({ kind: 'key', key: 'KEY' });
+    expect(extractKey('Bearer KEY', ['YourApiKeyToken'])).toEqual({ kind: 'key', key: 'KEY' });
+    expect(extractKey('Bearer api_key', [], ['KEY'])).toEqual({ kind: 'key', key: 'KEY' });
+    expect(extractKey(undefined, [], ['api_key'])).toEqual({ kind: 'key', key: 'api_key', placeholder: true });
+    expect(extractKey(undefined, ['api_key'], ['YourApiKeyToken'])).toEqual({ kind: 'key', key: 'api_key', placeholder: true });
+    // Two real keys beside a placeholder still conflict.
+    expect(extractKey(undefined, ['A', 'api_key'], ['B'])).toEqual({ kind: 'conflict', places: ['query', 'form'] });
   });
 
   it('refuses an Authorization header that is not Bearer', () => {

@@ -146,4 +146,22 @@ describe("Etherscan's proxy actions", () => {
     );
     expect(proxyCall('eth_getTransactionByHash', q({}))).toMatchObject({ invalid: expect.any(String) as unknown });
   });
+
+  it('read a storage position in decimal as ethers writes it, 0x-prefixed as hex, other unprefixed hex as hex (issue 41)', () => {
+    const q = (position: string) => new Map(Object.entries({ address: A, position, tag: 'latest' }));
+    const slot = (hex: string) => checkCall('eth_getStorageAt', [A, hex, 'latest']);
+    const eip1967 = 0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbcn;
+    expect(proxyCall('eth_getStorageAt', q('10'))).toEqual(slot('0xa'));
+    expect(proxyCall('eth_getStorageAt', q('0'))).toEqual(slot('0x0'));
+    expect(proxyCall('eth_getStorageAt', q(eip1967.toString()))).toEqual(slot(`0x${eip1967.toString(16)}`));
+    expect(proxyCall('eth_getStorageAt', q('0x10'))).toEqual(slot('0x10'));
+    expect(proxyCall('eth_getStorageAt', q('ff'))).toEqual(slot('0xff'));
+    const max = ((1n << 256n) - 1n).toString();
+    expect(proxyCall('eth_getStorageAt', q(max))).toEqual(slot(`0x${'f'.repeat(64)}`));
+    expect(proxyCall('eth_getStorageAt', q((1n << 256n).toString()))).toEqual({
+      invalid: 'position: expected a storage slot: 0x and up to 64 hex digits, or a decimal integer below 2^256',
+    });
+    expect(proxyCall('eth_getStorageAt', q('1'.repeat(79)))).toMatchObject({ invalid: expect.stringContaining('position:') as unknown });
+    expect(proxyCall('eth_getStorageAt', q('-1'))).toMatchObject({ invalid: expect.stringContaining('position:') as unknown });
+  });
 });
