@@ -2,7 +2,7 @@
 // own process pinned to one core and is driven by wrk (or autocannon) pinned to the other; the
 // variants alternate round by round (in an order rotated each round) so that drift in the machine
 // hits all of them alike, and the summary uses medians and four ratios to `bare` (docs/performance.md
-// says how to read them). `--replay` runs bench/replay.ts instead.
+// says how to read them). `--replay` runs bench/replay.ts instead, `--upstreams` bench/upstreams.ts.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -205,6 +205,11 @@ async function withRedis<T>(needed: boolean, body: (prefix: string, redisCpu: Re
 }
 
 async function main(): Promise<number> {
+  if (process.argv.includes('--upstreams')) {
+    // `--upstreams`: failover against a misbehaving explorer (bench/upstreams.ts).
+    const { upstreamsBench } = await import('./upstreams.js');
+    return upstreamsBench(process.argv.slice(2));
+  }
   const opts = parseBenchArgs(process.argv.slice(2));
   if (opts.replay) {
     // `--replay`: finality-aware caching against fixed TTLs on a replayed workload (bench/replay.ts).

@@ -324,6 +324,11 @@ export class Metrics {
     this.upstreamEjections.labels(chain, upstream).inc();
   }
 
+  declare(chain: string, upstreams: readonly string[]): void {
+    for (const outcome of ['won', 'lost', 'cancelled', 'denied']) this.upstreamHedges.labels(chain, outcome).inc(0);
+    for (const upstream of upstreams) this.upstreamEjections.labels(chain, upstream).inc(0);
+  }
+
   refused(plan: string, reason: 'rate_limited' | 'out_of_credits'): void {
     this.refusals.labels(plan, reason).inc();
   }

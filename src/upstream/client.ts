@@ -75,6 +75,8 @@ export interface UpstreamObserver {
   attempt(owner: string, upstream: string, outcome: AttemptOutcome, seconds?: number): void;
   hedge(owner: string, outcome: 'won' | 'lost' | 'cancelled' | 'denied'): void;
   ejected(owner: string, upstream: string): void;
+  /** The upstreams of an owner, so that its counters are exported from zero (a rate needs a first sample). */
+  declare?(owner: string, upstreams: readonly string[]): void;
 }
 
 interface Target {
@@ -149,6 +151,7 @@ export class ChainUpstreams {
     this.apiKeyParam = chain.upstreamApiKey ? `apikey=${encodeURIComponent(chain.upstreamApiKey)}` : '';
     const book = opts.book ?? new HealthBook();
     const names = upstreamNames(chain.upstreams);
+    this.observer?.declare?.(this.owner, names);
     this.targets = chain.upstreams.map((base, i) => {
       const url = new URL(base);
       return {

@@ -301,6 +301,11 @@ describe('the dashboard and the alert rules name what the gateway exports', () =
       'egw_storage_up',
       'egw_store_errors_total',
       'egw_usage_rows_waiting',
+      // Issue 37: failover, hedges and ejections.
+      'egw_upstream_up',
+      'egw_upstream_attempts_total',
+      'egw_upstream_hedges_total',
+      'egw_upstream_ejections_total',
     ])
       expect(named, metric).toContain(metric);
   });
