@@ -8,6 +8,7 @@ import { startFixtureService, type FixtureService } from '../../fixture/services
 import { makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { until } from '../support/wait.js';
+import fc from 'fast-check';
 
 let bad: FixtureExplorer;
 let good: FixtureExplorer;
@@ -32,9 +33,15 @@ const movedClock = () => {
 
 async function gatewayWith(
   failover: Record<string, unknown> = {},
-  opts: { timeoutMs?: number; extra?: Partial<ConfigInput>; now?: () => number } = {},
+  opts: { timeoutMs?: number; extra?: Partial<ConfigInput>; now?: () => number; noHeadPolls?: boolean } = {},
 ): Promise<TestGateway> {
-  const chain = { name: 'Ethereum', upstreams: [bad.url, good.url], timeoutMs: opts.timeoutMs ?? 2_000, failover };
+  const chain = {
+    name: 'Ethereum',
+    upstreams: [bad.url, good.url],
+    timeoutMs: opts.timeoutMs ?? 2_000,
+    failover,
+    ...(opts.noHeadPolls ? { head: { pollSeconds: 0 } } : {}),
+  };
   const config = makeConfig([bad.url, good.url], { chains: { '1': chain }, ...opts.extra });
   return startGateway(config, opts.now ? { now: opts.now } : {});
 }
@@ -51,6 +58,14 @@ async function metric(g: TestGateway, name: string, labels: Record<string, strin
     if (want.every((w) => inner.split(',').includes(w))) return Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return 0;
+}
+
+/** The sum of every sample of a counter. */
+async function metricSum(g: TestGateway, name: string): Promise<number> {
+  const text = await (await g.ops('/metrics')).text();
+  let sum = 0;
+  for (const line of text.split('\n')) if (line.startsWith(`${name}{`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return sum;
 }
 
 const BAD_KINDS = [
@@ -208,6 +223,11 @@ describe('the customer never sees the explorers throttling', () => {
       const res = await g.get(path);
       expect(res.status).toBe(200);
       expect(res.headers.get('x-cache')).toBe('STALE');
+      // Back: the next answer after the refresh is the explorers' fresh one.
+      bad.reset();
+      good.reset();
+      await until(async () => (await g.get(path)).headers.get('x-cache') === 'HIT', 'a fresh entry once the explorers are back');
+      expect(good.hits() + bad.hits()).toBeGreaterThanOrEqual(1);
     } finally {
       await g.close();
       bad.reset();
@@ -435,6 +455,112 @@ describe('services fail over too', () => {
       await until(() => s1.healthProbes() === 1, "the stats service's probe");
     } finally {
       await g.close();
+    }
+  });
+});
+
+describe('faults', () => {
+  it('an upstream killed and restarted mid-load: every request answered, and it takes traffic again after its probe', async () => {
+    const clock = movedClock();
+    const first = await startFixtureExplorer();
+    const port = first.port;
+    const second = await startFixtureExplorer();
+    const config = makeConfig([first.url, second.url], {
+      chains: {
+        '1': {
+          name: 'Ethereum',
+          upstreams: [first.url, second.url],
+          timeoutMs: 2_000,
+          failover: { hedgeAfterMs: 0, eject: { failures: 2, seconds: 10 } },
+        },
+      },
+    });
+    const g = await startGateway(config, { now: clock.now });
+    let restarted: FixtureExplorer | undefined;
+    try {
+      const statuses: number[] = [];
+      const load = async (n: number) => {
+        for (let i = 0; i < n; i++) statuses.push((await g.get(balances())).status);
+      };
+      const running = Promise.all([load(40), load(40), load(40)]);
+      await until(() => statuses.length >= 20, 'load under way');
+      await first.close();
+      await running;
+      expect(statuses.filter((s) => s !== 200)).toEqual([]);
+      restarted = await startFixtureExplorer({ port });
+      clock.move(10_000);
+      await until(async () => {
+        await g.get(balances());
+        return restarted!.hits() > 0;
+      }, 'the restarted upstream back in the rotation');
+      expect(restarted.healthProbes()).toBeGreaterThanOrEqual(1);
+    } finally {
+      await g.close();
+      await restarted?.close();
+      await second.close();
+    }
+  });
+
+  it('property: whatever the two upstreams do, never an upstream 429 passed on, never a write twice, attempts bounded, a failure never billed', async () => {
+    const kinds = [
+      {},
+      { failStatus: 503 },
+      { failStatus: 429, extraHeaders: { 'retry-after': '1' } },
+      { destroySocket: true },
+      { garbage: true },
+      { delayMs: 150 },
+    ];
+    const g = await gatewayWith({ attemptTimeoutMs: 100, hedgeAfterMs: 40, hedgeMaxPercent: 50 }, { timeoutMs: 300, noHeadPolls: true });
+    let balance = credits(await g.get(balances()));
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(
+            fc.record({
+              a: fc.integer({ min: 0, max: kinds.length - 1 }),
+              b: fc.integer({ min: 0, max: kinds.length - 1 }),
+              write: fc.boolean(),
+            }),
+            {
+              minLength: 1,
+              maxLength: 4,
+            },
+          ),
+          async (steps) => {
+            for (const step of steps) {
+              bad.reset();
+              good.reset();
+              bad.set(kinds[step.a]!);
+              good.set(kinds[step.b]!);
+              const attemptsBefore = await metricSum(g, 'egw_upstream_attempts_total');
+              const res = step.write
+                ? await g.get('/1/api/eth-rpc', {
+                    method: 'POST',
+                    headers: { 'content-type': 'application/json' },
+                    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: ['0x02f8'] }),
+                  })
+                : await g.get(balances());
+              await res.arrayBuffer();
+              expect(res.status).not.toBe(429);
+              if (step.write) expect(bad.hits() + good.hits()).toBeLessThanOrEqual(1);
+              // Each upstream at most once per request (a retry or a hedge goes to another one); a write once.
+              await until(async () => (await metricSum(g, 'egw_upstream_attempts_total')) >= attemptsBefore, 'the attempts counted');
+              const attempts = (await metricSum(g, 'egw_upstream_attempts_total')) - attemptsBefore;
+              expect(attempts).toBeLessThanOrEqual(step.write ? 1 : 2);
+              // A failure is refunded whole: the balance it shows is the one before it.
+              const shown = credits(res);
+              if (res.status >= 500) expect(shown).toBe(balance);
+              else expect(shown).toBeLessThan(balance);
+              balance = shown;
+            }
+          },
+        ),
+        { numRuns: 15 },
+      );
+    } finally {
+      await g.close();
+      bad.reset();
+      good.reset();
     }
   });
 });
