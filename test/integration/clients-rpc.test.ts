@@ -319,6 +319,18 @@ describe('ethers v6 JsonRpcProvider at /1/json-rpc?apikey=', () => {
     expect(explorer.rawTransactions).toEqual([signed, signed]);
   });
 
+  it('reads a call the gateway refuses as its JSON-RPC error (HTTP 200), the message naming the parameter', async () => {
+    // With HTTP 400 ethers reported "server response 400 Bad Request" and lost the message.
+    await expect(provider.send('eth_getBlockByNumber', [5, false])).rejects.toMatchObject({
+      error: {
+        code: -32602,
+        message:
+          'Invalid params: block: expected a block tag (latest, pending, safe, finalized, earliest) or a hex block number (0x...), got the number 5',
+      },
+    });
+    expect(sent.at(-1)!.status).toBe(200);
+  });
+
   it('batches concurrent calls: one HTTP request to the gateway carries them all, answered in one array', async () => {
     // Calls no other test makes, so that none is answered from the cache.
     const [a, b, c] = chain.POOL_ACCOUNTS.slice(40, 43) as [string, string, string];

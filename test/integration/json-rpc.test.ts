@@ -1,7 +1,7 @@
 // The JSON-RPC endpoint and Etherscan's proxy module through a real gateway, in front of the
 // fixture explorer's `/api/eth-rpc` (fixture/rpc.ts): single calls and batches with the ids kept,
 // EIP-1474's error codes with HTTP 200, a batch paid whole or refused whole, one credit decision
-// per call, the shared cache and coalescing, and a raw transaction sent at most once.
+// per request (the sum of its calls' credits), the shared cache and coalescing, and a raw transaction sent at most once.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
 import { HEAD_BLOCK } from '../../fixture/data.js';
@@ -490,7 +490,7 @@ describe('the legacy API by POST', () => {
 });
 
 describe('JSON-RPC on the Redis quota store', () => {
-  it('bills a batch per call in one turn, refuses one it cannot pay whole and gives back what it took, exactly', async () => {
+  it("bills a batch its calls' credits in one decision, and refuses one it cannot pay whole, billing nothing", async () => {
     const prefix = testPrefix('json-rpc');
     const redisGw = await startGateway(
       makeConfig([explorer.url], {
