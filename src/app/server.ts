@@ -22,6 +22,7 @@ import { ThrottledWarning } from '../observability/throttled-log.js';
 import { RequestContext } from '../request/context.js';
 import { finish } from '../request/finish.js';
 import { sendError } from '../request/send.js';
+import { answer, errorMember, INVALID_REQUEST } from '../rpc/protocol.js';
 import { makeHandler, type Handler } from '../request/pipeline.js';
 import type { GatewayState } from '../request/state.js';
 import { buildAdminServer } from '../admin/server.js';
@@ -138,12 +139,19 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
   });
   // CONNECT never reaches a route (Node's server hands its socket to a 'connect' listener, or
   // closes it): a 405 like any other method the gateway does not serve (RFC 9110 15.5.6), with
-  // its request id and, on a legacy path, the legacy envelope.
+  // its request id and, on a legacy path, the legacy envelope (on a JSON-RPC path, its error).
   app.server.on('connect', (req: IncomingMessage, socket: Socket) => {
     const url = req.url ?? '/';
-    const legacy = states.current.resolver.resolve(takeApiKeys(url)?.url ?? url).resolution.legacy;
+    const { legacy, rpc } = states.current.resolver.resolve(takeApiKeys(url)?.url ?? url).resolution;
     const { message } = ERRORS.METHOD_NOT_ALLOWED;
-    endWithError(socket, 'METHOD_NOT_ALLOWED', legacy ? legacyErrorBody(message) : messageBody(message), {
+    // A JSON-RPC path answers a JSON-RPC error, as request/send.ts sendError does.
+    const body = rpc
+      ? answer('null', errorMember({ code: INVALID_REQUEST, message }))
+      : legacy
+        ? legacyErrorBody(message)
+        : messageBody(message);
+    endWithError(socket, 'METHOD_NOT_ALLOWED', body, {
+      ...(rpc ? { allow: 'POST' } : {}),
       [H_REQUEST_ID]: requestId(req),
     });
   });
