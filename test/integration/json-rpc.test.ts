@@ -194,6 +194,12 @@ describe('JSON-RPC at /{chain_id}/json-rpc and /{chain_id}/api/eth-rpc', () => {
       [9, -32005],
     ]);
     expect(credits(over)).toBe(1_000_000 - 95 - 40);
+    // Notifications only: refused, not carried out, so one error with id null tells why.
+    const notes = await rpc(frozen, [{ jsonrpc: '2.0', method: 'eth_blockNumber' }], { key: 'tiny-key' });
+    expect([notes.status, await notes.json()]).toEqual([
+      429,
+      { jsonrpc: '2.0', id: null, error: { code: -32005, message: 'Too many requests' } },
+    ]);
     expect(rpcHits()).toBe(0);
   });
 
@@ -504,6 +510,8 @@ describe('JSON-RPC on the Redis quota store', () => {
       const first = await rpc(redisGw, [call(1, 'eth_blockNumber'), call(2, 'eth_gasPrice'), call(3, 'eth_chainId')]);
       expect(first.status).toBe(200);
       expect(credits(first)).toBe(40);
+      // One request of the window for three calls, decided by the script as the in-process store does.
+      expect(first.headers.get('x-ratelimit-remaining')).toBe('999');
       // 40 left; three calls cost 60: refused whole, nothing kept.
       const refused = await rpc(redisGw, [call(4, 'eth_blockNumber'), call(5, 'eth_gasPrice'), call(6, 'eth_chainId')]);
       expect(refused.status).toBe(402);
