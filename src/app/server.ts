@@ -11,7 +11,6 @@ import type { Logger } from 'pino';
 import { adminTokens, type Config } from '../config/schema.js';
 import { ROUTE_NAMES } from '../routes/table.js';
 import { answerClientError, capConnections, defaultMaxConnections, drainable, endWithError, openFileLimit } from '../http/connections.js';
-import { ERRORS, legacyErrorBody, messageBody } from '../http/errors.js';
 import { H_REQUEST_ID } from '../http/headers.js';
 import { JSON_TYPE } from '../http/respond.js';
 import { takeApiKeys } from '../auth/query-key.js';
@@ -21,8 +20,7 @@ import type { Metrics } from '../observability/metrics.js';
 import { ThrottledWarning } from '../observability/throttled-log.js';
 import { RequestContext } from '../request/context.js';
 import { finish } from '../request/finish.js';
-import { sendError } from '../request/send.js';
-import { answer, errorMember, INVALID_REQUEST } from '../rpc/protocol.js';
+import { refusalBody, sendError } from '../request/send.js';
 import { makeHandler, type Handler } from '../request/pipeline.js';
 import type { GatewayState } from '../request/state.js';
 import { buildAdminServer } from '../admin/server.js';
@@ -142,16 +140,10 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
   // its request id and, on a legacy path, the legacy envelope (on a JSON-RPC path, its error).
   app.server.on('connect', (req: IncomingMessage, socket: Socket) => {
     const url = req.url ?? '/';
-    const { legacy, rpc } = states.current.resolver.resolve(takeApiKeys(url)?.url ?? url).resolution;
-    const { message } = ERRORS.METHOD_NOT_ALLOWED;
-    // A JSON-RPC path answers a JSON-RPC error, as request/send.ts sendError does.
-    const body = rpc
-      ? answer('null', errorMember({ code: INVALID_REQUEST, message }))
-      : legacy
-        ? legacyErrorBody(message)
-        : messageBody(message);
-    endWithError(socket, 'METHOD_NOT_ALLOWED', body, {
-      ...(rpc ? { allow: 'POST' } : {}),
+    const resolution = states.current.resolver.resolve(takeApiKeys(url)?.url ?? url).resolution;
+    // A JSON-RPC path answers a JSON-RPC error, as every refusal there (request/send.ts).
+    endWithError(socket, 'METHOD_NOT_ALLOWED', refusalBody(resolution, 'METHOD_NOT_ALLOWED'), {
+      ...(resolution.rpc === true ? { allow: 'POST' } : {}),
       [H_REQUEST_ID]: requestId(req),
     });
   });

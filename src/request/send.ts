@@ -106,17 +106,20 @@ export function sendNoContent(ctx: RequestContext, reply: FastifyReply): void {
 }
 
 /**
- * A refusal or failure from the registry, in the body shape of the request's interface: the
- * legacy envelope, a JSON-RPC error object with id null on a JSON-RPC path (its code by status:
- * rpc/protocol.ts codeForStatus), else `{"message"}`. The status is the registry's.
+ * A refusal's body in the shape of the request's interface: the legacy envelope, a JSON-RPC error
+ * object with id null on a JSON-RPC path (its code by status: rpc/protocol.ts codeForStatus), else
+ * `{"message"}`.
  */
+export function refusalBody(shape: { readonly legacy: boolean; readonly rpc?: boolean | undefined }, code: ErrorCode): string {
+  const spec: ErrorSpec = ERRORS[code];
+  if (shape.rpc === true) return answer('null', errorMember({ code: codeForStatus(spec.status), message: spec.message }));
+  return shape.legacy ? legacyErrorBody(spec.message) : messageBody(spec.message);
+}
+
+/** A refusal or failure from the registry, in the body shape of the request's interface (refusalBody), with the registry's status. */
 export function sendError(ctx: RequestContext, reply: FastifyReply, code: ErrorCode, extra?: Readonly<Record<string, string>>): void {
   const spec: ErrorSpec = ERRORS[code];
-  const body = ctx.rpc
-    ? answer('null', errorMember({ code: codeForStatus(spec.status), message: spec.message }))
-    : ctx.legacy
-      ? legacyErrorBody(spec.message)
-      : messageBody(spec.message);
+  const body = refusalBody(ctx, code);
   sendJson(ctx, reply, spec.status, body, extra && spec.headers ? { ...spec.headers, ...extra } : (extra ?? spec.headers));
 }
 
