@@ -11,7 +11,6 @@ import type { Logger } from 'pino';
 import { adminTokens, type Config } from '../config/schema.js';
 import { ROUTE_NAMES } from '../routes/table.js';
 import { answerClientError, capConnections, defaultMaxConnections, drainable, endWithError, openFileLimit } from '../http/connections.js';
-import { ERRORS, legacyErrorBody, messageBody } from '../http/errors.js';
 import { H_REQUEST_ID } from '../http/headers.js';
 import { JSON_TYPE } from '../http/respond.js';
 import { takeApiKeys } from '../auth/query-key.js';
@@ -21,7 +20,7 @@ import type { Metrics } from '../observability/metrics.js';
 import { ThrottledWarning } from '../observability/throttled-log.js';
 import { RequestContext } from '../request/context.js';
 import { finish } from '../request/finish.js';
-import { sendError } from '../request/send.js';
+import { refusalBody, sendError } from '../request/send.js';
 import { makeHandler, type Handler } from '../request/pipeline.js';
 import type { GatewayState } from '../request/state.js';
 import { buildAdminServer } from '../admin/server.js';
@@ -138,12 +137,13 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
   });
   // CONNECT never reaches a route (Node's server hands its socket to a 'connect' listener, or
   // closes it): a 405 like any other method the gateway does not serve (RFC 9110 15.5.6), with
-  // its request id and, on a legacy path, the legacy envelope.
+  // its request id and, on a legacy path, the legacy envelope (on a JSON-RPC path, its error).
   app.server.on('connect', (req: IncomingMessage, socket: Socket) => {
     const url = req.url ?? '/';
-    const legacy = states.current.resolver.resolve(takeApiKeys(url)?.url ?? url).resolution.legacy;
-    const { message } = ERRORS.METHOD_NOT_ALLOWED;
-    endWithError(socket, 'METHOD_NOT_ALLOWED', legacy ? legacyErrorBody(message) : messageBody(message), {
+    const resolution = states.current.resolver.resolve(takeApiKeys(url)?.url ?? url).resolution;
+    // A JSON-RPC path answers a JSON-RPC error, as every refusal there (request/send.ts).
+    endWithError(socket, 'METHOD_NOT_ALLOWED', refusalBody(resolution, 'METHOD_NOT_ALLOWED'), {
+      ...(resolution.rpc === true ? { allow: 'POST' } : {}),
       [H_REQUEST_ID]: requestId(req),
     });
   });

@@ -13,6 +13,8 @@ export class RequestContext {
   route: RouteName | undefined = undefined;
   /** Answers use the legacy envelope (`/{chain}/api?module=...`). */
   legacy = false;
+  /** A JSON-RPC path: refusals are JSON-RPC error objects (request/send.ts sendError). */
+  rpc = false;
   /**
    * The CORS header lines every answer to this request carries (http/cors.ts, one shared array
    * per configuration and origin); undefined for none. Set when the request comes in.

@@ -108,6 +108,7 @@ function pipeline(state: GatewayState, ctx: RequestContext, request: FastifyRequ
   const resolved = state.resolver.resolve(taken === undefined ? request.url : taken.url);
   const resolution = resolved.resolution;
   ctx.legacy = resolution.legacy;
+  ctx.rpc = resolution.rpc === true;
   // The legacy API takes its parameters by POST too, in a form body (its document says so; ethers'
   // EtherscanProvider posts eth_call, Foundry and Hardhat post verification): read the form, then
   // resolve the request its fields make (request/form.ts).

@@ -1,26 +1,31 @@
 // The JSON-RPC endpoint (`POST /{chain_id}/json-rpc`, `POST /{chain_id}/api/eth-rpc`): from the
-// key step on, a body of one call or a batch. Every call counts as one request for the rate limit
-// and costs its method's credits (`rpc.<method>`); a batch that cannot be paid whole is refused
-// whole (429 or 402, with the quota headers and a -32005 error per call). Each call is answered
-// from the shared cache or the chain's explorer, identical calls coalesced inside and across
-// batches; a call whose upstream failed is refunded. Answers keep the client's ids and order.
+// key step on, a body of one call or a batch. The rate limit counts HTTP requests: a batch is one
+// request, however many calls it carries (at most `rpc.maxBatch`), so a batching client on the
+// smallest plan is never refused for batching. Credits count calls: each costs its method's
+// credits (`rpc.<method>`), and the request is billed their sum in the same decision (one round
+// trip), paid whole or refused whole (429 or 402, with the quota headers and a -32005 error per
+// call). Each call is answered from the shared cache or the chain's explorer, identical calls
+// coalesced inside and across batches; a call whose upstream failed is refunded its cost. Answers
+// keep the client's ids (as sent: rpc/protocol.ts) and order; notifications are carried out and
+// not answered (JSON-RPC 2.0 section 4.1).
 //
-// The calls of a request are billed, counted and recorded one by one here (usage rows and
-// metrics per method); finish() then only writes the request's access line (ctx.perCall).
+// The calls of a request are counted and recorded one by one here (usage rows and metrics per
+// method); finish() then only writes the request's access line (ctx.perCall).
 import { lifetimeOf } from '../finality/lifetime.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKey } from '../keys/ring.js';
-import { cacheKey, entryBody, type CacheOutcome } from '../cache/policy.js';
+import { ageSeconds, cacheKey, entryBody, type CacheEntry, type CacheOutcome } from '../cache/policy.js';
 import { ERRORS, GatewayError } from '../http/errors.js';
-import { sendJson } from './send.js';
+import { sendJson, sendNoContent } from './send.js';
 import type { QuotaDecision } from '../quota/types.js';
-import { rpcRouteName, type CheckedCall } from '../rpc/methods.js';
+import { pinFinality, rpcRouteName, type CheckedCall } from '../rpc/methods.js';
 import {
   answer,
   errorMember,
   INTERNAL_ERROR,
   INVALID_REQUEST,
   isRpcError,
+  RESOURCE_UNAVAILABLE,
   LIMIT_EXCEEDED,
   parseBody,
   type ParsedCall,
@@ -43,14 +48,26 @@ interface Slot {
   /** The route it is counted under: `rpc.<method>`, or `rpc` for a call naming no known method. */
   route: string;
   cost: number;
-  decision: QuotaDecision | undefined;
-  /** The answer's member (`"result":...` / `"error":{...}`) and its HTTP-like status for billing. */
+  /** The answer's member (`"result":...` / `"error":{...}`) and its HTTP-like status for usage and refunds. */
   member: string;
   status: number;
   cache: CacheOutcome | undefined;
+  /** The cache entry the answer came from, for `Age`. */
+  entry: CacheEntry | undefined;
 }
 
 const settled = <T>(value: T | Promise<T>): Promise<T> => (value instanceof Promise ? value : Promise.resolve(value));
+
+/** The usage row a request's credits are counted in: its calls' route when they share one, else `rpc.batch`. */
+function requestRoute(slots: readonly Slot[]): string {
+  let route: string | undefined;
+  for (const s of slots) {
+    if (s.cost === 0) continue;
+    if (route !== undefined && route !== s.route) return 'rpc.batch';
+    route = s.route;
+  }
+  return route ?? slots[0]?.route ?? 'rpc';
+}
 
 export async function rpcRequest(
   state: GatewayState,
@@ -65,15 +82,15 @@ export async function rpcRequest(
   const read = await readBody(request, RPC_MAX_BODY_BYTES);
   const parsed = read.ok ? parseBody(read.body.toString('utf8'), state.config.rpc.maxBatch) : undefined;
   const now = state.now();
-  // The decisions' instant is the usage rows' too: the credits counted as they are billed
+  // The decision's instant is the usage rows' too: the credits counted as they are billed
   // (quota/memory.ts) and the request's other counts fall on one day.
   ctx.nowMs = now;
   if (parsed === undefined || parsed.kind === 'refused' || parsed.kind === 'too-many') {
     // A body that is no call (or too much of one) still counts as one request for the rate limit,
     // checked before validation (contract section 4), and costs nothing.
-    const decided = await decideAll(state, ctx, key, [0], ['rpc'], now);
+    const decided = await decide(state, ctx, key, 0, 'rpc', now);
     if (decided.refusal !== undefined) return refuseQuota(state, ctx, reply, key, decided, [], 'refused');
-    ctx.decision = summary(decided.decisions, 0);
+    ctx.decision = summary(decided.decision, 0);
     let status = 200;
     let error: RpcError;
     if (parsed === undefined) {
@@ -95,6 +112,9 @@ export async function rpcRequest(
     return sendJson(ctx, reply, status, answer('null', errorMember(error)));
   }
 
+  // `finalized` and `safe`, which the explorer refuses, name the block the head and the chain's
+  // finality depth give (rpc/methods.ts pinFinality).
+  const finalLine = chain.head.finalLine(now);
   const slots: Slot[] = parsed.calls.map((parsedCall) => {
     let call = parsedCall;
     let valid = isRpcError(call.outcome) ? undefined : call.outcome;
@@ -104,86 +124,109 @@ export async function rpcRequest(
     if (valid && key.routes && !key.routes(route)) {
       call = {
         ...call,
-        outcome: { code: SERVER_ERROR, message: `API key not allowed on this route: ${route} (key restriction: routes)` },
+        outcome: {
+          code: RESOURCE_UNAVAILABLE,
+          message: `API key not allowed on this route: ${route} (key restriction: routes)`,
+        },
       };
       valid = undefined;
+    }
+    if (valid) {
+      const pinned = pinFinality(valid, finalLine);
+      call = {
+        ...call,
+        outcome: pinned ?? {
+          code: SERVER_ERROR,
+          message: `Block tags finalized and safe are answered from the chain's head, which the gateway does not know yet: try again shortly, or ask for a block number`,
+        },
+      };
+      if (pinned === undefined) valid = undefined;
     }
     return {
       call,
       route,
       cost: valid ? (key.costs?.[route] ?? costOf(state.config.costs, route)) : 0,
-      decision: undefined,
       member: '',
       status: 0,
       cache: undefined,
+      entry: undefined,
     };
   });
   ctx.route = parsed.kind === 'single' ? slots[0]!.route : 'rpc.batch';
 
-  // Rate limit and credits: one decision per call, all taken in this turn (the Redis store sends
-  // a turn's decisions as one script call per key).
-  const decided = await decideAll(
+  // One decision for the request: one slot of the rate window, and the sum of its calls' credits.
+  const route = requestRoute(slots);
+  const decided = await decide(
     state,
     ctx,
     key,
-    slots.map((s) => s.cost),
-    slots.map((s) => s.route),
+    slots.reduce((sum, s) => sum + s.cost, 0),
+    route,
     now,
   );
-  slots.forEach((s, i) => (s.decision = decided.decisions[i]));
   if (decided.refusal !== undefined) return refuseQuota(state, ctx, reply, key, decided, slots, parsed.kind);
 
   await Promise.all(slots.map((slot) => answerSlot(state, ctx, chain, slot, now)));
 
-  let refunded = 0;
-  for (const slot of slots) refunded += settle(state, ctx, key, slot);
-  ctx.decision = summary(decided.decisions, refunded);
+  const refunded = settle(state, ctx, key, slots, decided.decision, route);
+  ctx.decision = summary(decided.decision, refunded);
+  const answered = slots.filter((s) => !s.call.notification);
+  // Section 4.1: a notification gets no answer; a batch of them none at all (section 6, "should
+  // return nothing at all"): HTTP 204, as the JSON-RPC 2.0 HTTP transport proposal has it
+  // (https://www.simple-is-better.org/json-rpc/transport_http.html, "204 No Content").
+  if (answered.length === 0) return sendNoContent(ctx, reply);
+  const age = ageOf(answered, state.now());
   if (parsed.kind === 'single') {
     const only = slots[0]!;
     ctx.cache = only.cache;
-    return sendJson(ctx, reply, only.status, answer(only.call.idJson, only.member), only.cache ? { 'x-cache': only.cache } : undefined);
+    const extra = only.cache ? { 'x-cache': only.cache, age: age ?? '0' } : undefined;
+    // A call refused by the gateway's own checks is an answer like any other: HTTP 200 (a failed
+    // upstream keeps its status, 502 or 504).
+    return sendJson(ctx, reply, only.status >= 500 ? only.status : 200, answer(only.call.idJson, only.member), extra);
   }
-  return sendJson(ctx, reply, 200, `[${slots.map((s) => answer(s.call.idJson, s.member)).join(',')}]`);
+  return sendJson(
+    ctx,
+    reply,
+    200,
+    `[${answered.map((s) => answer(s.call.idJson, s.member)).join(',')}]`,
+    age === undefined ? undefined : { age },
+  );
+}
+
+/**
+ * `Age` (RFC 9111 section 5.1) of answers that came from the cache: the oldest one's, in whole
+ * seconds; undefined when none did.
+ */
+function ageOf(slots: readonly Slot[], nowMs: number): string | undefined {
+  let age: number | undefined;
+  for (const s of slots) if (s.entry !== undefined) age = Math.max(age ?? 0, ageSeconds(s.entry, nowMs));
+  return age === undefined ? undefined : String(age);
 }
 
 interface Decided {
-  decisions: (QuotaDecision | undefined)[];
+  decision: QuotaDecision | undefined;
   /** Why the request as a whole is refused, if it is. */
   refusal: 'RATE_LIMITED' | 'OUT_OF_CREDITS' | 'QUOTA_UNAVAILABLE' | undefined;
 }
 
-async function decideAll(
-  state: GatewayState,
-  ctx: RequestContext,
-  key: ApiKey,
-  costs: number[],
-  routes: string[],
-  now: number,
-): Promise<Decided> {
-  const chain = ctx.chainId ?? 'none';
-  const pending = costs.map((cost, i) =>
-    settled(state.quota.decide(key, cost, now, chain, routes[i])).catch((err: unknown) => state.quota.storeFailed(err)),
+async function decide(state: GatewayState, ctx: RequestContext, key: ApiKey, cost: number, route: string, now: number): Promise<Decided> {
+  const decision = await settled(state.quota.decide(key, cost, now, ctx.chainId ?? 'none', route)).catch((err: unknown) =>
+    state.quota.storeFailed(err),
   );
-  const decisions = await Promise.all(pending);
   let refusal: Decided['refusal'];
-  if (decisions.some((d) => d === undefined) && state.onQuotaError === 'closed') refusal = 'QUOTA_UNAVAILABLE';
-  else if (decisions.some((d) => d?.outcome === 'rate_limited')) refusal = 'RATE_LIMITED';
-  else if (decisions.some((d) => d?.outcome === 'out_of_credits')) refusal = 'OUT_OF_CREDITS';
-  return { decisions, refusal };
+  if (decision === undefined && state.onQuotaError === 'closed') refusal = 'QUOTA_UNAVAILABLE';
+  else if (decision?.outcome === 'rate_limited') refusal = 'RATE_LIMITED';
+  else if (decision?.outcome === 'out_of_credits') refusal = 'OUT_OF_CREDITS';
+  return { decision, refusal };
 }
 
-/**
- * The quota headers of a request of several decisions: the last one's window (it counted every
- * call before it) and the balance after everything, refunds included. undefined when the store
- * failed for any call (the headers then read -1).
- */
-function summary(decisions: (QuotaDecision | undefined)[], refunded: number): QuotaDecision | undefined {
-  const last = decisions.at(-1);
-  if (last === undefined || decisions.some((d) => d === undefined)) return undefined;
-  return { ...last, outcome: 'ok', credits: Math.max(last.credits, 0) + refunded, billed: 0, fromTopup: 0 };
+/** The quota headers' decision: the balance after the request, refunds included. undefined when the store failed (the headers read -1). */
+function summary(decision: QuotaDecision | undefined, refunded: number): QuotaDecision | undefined {
+  if (decision === undefined) return undefined;
+  return { ...decision, outcome: 'ok', credits: Math.max(decision.credits, 0) + refunded, billed: 0, fromTopup: 0 };
 }
 
-/** A batch that cannot be paid whole: what its calls took is given back, and each call is told why. */
+/** A request that cannot be paid whole, or over the rate: each call is told why, and nothing was billed. */
 function refuseQuota(
   state: GatewayState,
   ctx: RequestContext,
@@ -195,32 +238,24 @@ function refuseQuota(
 ): void {
   const code = decided.refusal!;
   const spec = ERRORS[code];
-  let refunded = 0;
-  decided.decisions.forEach((d, i) => {
-    if (d?.outcome === 'out_of_credits') state.alerts?.decided(key, d, 402, ctx.nowMs);
-    if (d === undefined || d.billed === 0) return;
-    const usage = {
-      nowMs: ctx.nowMs,
-      keyId: key.id,
-      account: key.usageAccount,
-      chain: ctx.chainId ?? 'none',
-      route: slots[i]?.route ?? 'rpc',
-    };
-    state.quota.refund({ account: key.account, periodId: d.periodId, amount: d.billed, fromTopup: d.fromTopup, usage });
-    refunded += d.billed;
-  });
-  ctx.decision = summary(decided.decisions, refunded);
+  const d = decided.decision;
+  if (d?.outcome === 'out_of_credits') state.alerts?.decided(key, d, 402, ctx.nowMs);
+  ctx.decision = summary(d, 0);
   const error: RpcError = { code: code === 'QUOTA_UNAVAILABLE' ? INTERNAL_ERROR : LIMIT_EXCEEDED, message: spec.message };
   const extra: Record<string, string> = {};
-  const last = decided.decisions.at(-1);
-  if (code === 'RATE_LIMITED' && last !== undefined) extra['retry-after'] = String(Math.max(1, Math.ceil(last.rateResetMs / 1000)));
+  if (code === 'RATE_LIMITED' && d !== undefined) extra['retry-after'] = String(Math.max(1, Math.ceil(d.rateResetMs / 1000)));
   for (const slot of slots) recordCall(state, ctx, key, slot.route, spec.status, 0, false);
   if (slots.length === 0) recordCall(state, ctx, key, 'rpc', spec.status, 0, false);
   if (code === 'RATE_LIMITED') state.metrics.refused(key.planName, 'rate_limited');
   else if (code === 'OUT_OF_CREDITS') state.metrics.refused(key.planName, 'out_of_credits');
   const member = errorMember(error);
+  // The HTTP request itself is refused: its calls (notifications left out) are told why, and a
+  // request of notifications only gets the one error, id null, as a refusal before the body is read.
+  const told = slots.filter((s) => !s.call.notification);
   const body =
-    kind === 'batch' ? `[${slots.map((s) => answer(s.call.idJson, member)).join(',')}]` : answer(slots[0]?.call.idJson ?? 'null', member);
+    kind === 'batch' && told.length > 0
+      ? `[${told.map((s) => answer(s.call.idJson, member)).join(',')}]`
+      : answer(told[0]?.call.idJson ?? 'null', member);
   sendJson(ctx, reply, spec.status, body, extra);
 }
 
@@ -229,6 +264,7 @@ async function answerSlot(state: GatewayState, ctx: RequestContext, chain: Chain
   const outcome = slot.call.outcome;
   if (isRpcError(outcome)) {
     slot.member = errorMember(outcome);
+    // For usage rows: a client error (the HTTP answer is 200, JSON-RPC's own error inside).
     slot.status = 400;
     return;
   }
@@ -240,6 +276,7 @@ async function answerSlot(state: GatewayState, ctx: RequestContext, chain: Chain
     slot.member = entryBody(fresh).toString('utf8');
     slot.status = 200;
     slot.cache = 'HIT';
+    slot.entry = fresh;
     return;
   }
   try {
@@ -252,6 +289,7 @@ async function answerSlot(state: GatewayState, ctx: RequestContext, chain: Chain
     slot.member = entryBody(result.entry).toString('utf8');
     slot.status = 200;
     slot.cache = result.outcome;
+    slot.entry = result.entry;
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
     if (err instanceof UpstreamFailure) ctx.upstream = err.upstream;
@@ -260,20 +298,35 @@ async function answerSlot(state: GatewayState, ctx: RequestContext, chain: Chain
   }
 }
 
-/** Bills one answered call (a failed one is refunded), counts and records it; returns what it gave back. */
-function settle(state: GatewayState, ctx: RequestContext, key: ApiKey, slot: Slot): number {
-  const d = slot.decision;
-  let charged = d?.billed ?? 0;
+/**
+ * Bills the answered calls: a failed one (5xx) is refunded its cost, from bought credits first
+ * (they were spent last: quota/types.ts); counts and records each. Returns what it gave back.
+ */
+function settle(
+  state: GatewayState,
+  ctx: RequestContext,
+  key: ApiKey,
+  slots: readonly Slot[],
+  d: QuotaDecision | undefined,
+  route: string,
+): number {
   let refunded = 0;
-  if (d !== undefined && d.billed > 0 && slot.status >= 500) {
-    const usage = { nowMs: ctx.nowMs, keyId: key.id, account: key.usageAccount, chain: ctx.chainId ?? 'none', route: slot.route };
-    state.quota.refund({ account: key.account, periodId: d.periodId, amount: d.billed, fromTopup: d.fromTopup, usage });
-    refunded = d.billed;
-    charged = 0;
+  let topupLeft = d?.fromTopup ?? 0;
+  for (const slot of slots) {
+    let charged = d !== undefined && d.billed > 0 ? slot.cost : 0;
+    if (charged > 0 && slot.status >= 500) {
+      const fromTopup = Math.min(charged, topupLeft);
+      topupLeft -= fromTopup;
+      // The usage row the decision counted the credits in (requestRoute).
+      const usage = { nowMs: ctx.nowMs, keyId: key.id, account: key.usageAccount, chain: ctx.chainId ?? 'none', route };
+      state.quota.refund({ account: key.account, periodId: d!.periodId, amount: charged, fromTopup, usage });
+      refunded += charged;
+      charged = 0;
+    }
+    if (charged > 0) state.metrics.spent(key.planName, key.name, charged);
+    recordCall(state, ctx, key, slot.route, slot.status, charged, slot.cache === 'HIT' || slot.cache === 'STALE');
   }
-  if (charged > 0) state.metrics.spent(key.planName, key.name, charged);
-  if (d !== undefined) state.alerts?.decided(key, d, slot.status, ctx.nowMs);
-  recordCall(state, ctx, key, slot.route, slot.status, charged, slot.cache === 'HIT' || slot.cache === 'STALE');
+  if (d !== undefined) state.alerts?.decided(key, { ...d, billed: d.billed - refunded }, 200, ctx.nowMs);
   return refunded;
 }
 

@@ -17,6 +17,7 @@ import {
 } from '../http/errors.js';
 import { decimal, H_CREDITS, H_LIMIT, H_REMAINING, H_REQUEST_ID, H_RESET, PER_ANSWER_HEADERS } from '../http/headers.js';
 import { JSON_TYPE } from '../http/respond.js';
+import { answer, codeForStatus, errorMember } from '../rpc/protocol.js';
 import type { RequestContext } from './context.js';
 
 /**
@@ -90,9 +91,38 @@ export function sendPreflight(ctx: RequestContext, reply: FastifyReply, prefligh
 }
 
 /**
- * A refusal or failure from the registry, in the body shape of the request's interface;
- * `message`, when given, says more precisely what the registry's message says in general.
+/**
+ * No answer at all: a JSON-RPC notification's (request/rpc.ts). 204 with the request id and the
+ * quota headers, no body and so no Content-Length (RFC 9110 section 8.6).
  */
+export function sendNoContent(ctx: RequestContext, reply: FastifyReply): void {
+  const lines = [H_REQUEST_ID, ctx.id];
+  if (ctx.key !== undefined) {
+    lines.push(H_LIMIT, '', H_REMAINING, '', H_RESET, '', H_CREDITS, '');
+    writeQuotaValues(lines, lines.length - 7, ctx, 204);
+  }
+  const cors = ctx.cors;
+  if (cors !== undefined) for (let i = 0; i < cors.length; i++) lines.push(cors[i]!);
+  write(ctx, reply, 204, lines, '');
+}
+
+/**
+ * A refusal's body in the shape of the request's interface: the legacy envelope, a JSON-RPC error
+ * object with id null on a JSON-RPC path (its code by status: rpc/protocol.ts codeForStatus), else
+ * `{"message"}`. `message`, when given, says more precisely what the registry's message says in general.
+ */
+export function refusalBody(
+  shape: { readonly legacy: boolean; readonly rpc?: boolean | undefined },
+  code: ErrorCode,
+  message?: string,
+): string {
+  const spec: ErrorSpec = ERRORS[code];
+  const text = message ?? spec.message;
+  if (shape.rpc === true) return answer('null', errorMember({ code: codeForStatus(spec.status), message: text }));
+  return shape.legacy ? legacyErrorBody(text) : messageBody(text);
+}
+
+/** A refusal or failure from the registry, in the body shape of the request's interface (refusalBody), with the registry's status. */
 export function sendError(
   ctx: RequestContext,
   reply: FastifyReply,
@@ -101,8 +131,7 @@ export function sendError(
   message?: string,
 ): void {
   const spec: ErrorSpec = ERRORS[code];
-  const text = message ?? spec.message;
-  const body = ctx.legacy ? legacyErrorBody(text) : messageBody(text);
+  const body = refusalBody(ctx, code, message);
   sendJson(ctx, reply, spec.status, body, extra && spec.headers ? { ...spec.headers, ...extra } : (extra ?? spec.headers));
 }
 

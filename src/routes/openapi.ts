@@ -130,7 +130,8 @@ const CHAINID_FORM: readonly ErrorCode[] = [
   'LEGACY_UNKNOWN_ACTION',
 ];
 
-const FAMILY_BODY: Readonly<Record<Family, string>> = { v2: 'Error', legacy: 'LegacyError', rpc: 'Error', service: 'Error' };
+// JSON-RPC's refusals are JSON-RPC error objects (id null before the body is read), keeping their status (request/send.ts).
+const FAMILY_BODY: Readonly<Record<Family, string>> = { v2: 'Error', legacy: 'LegacyError', rpc: 'JsonRpcAnswer', service: 'Error' };
 /** A route of a service the gateway was not given (contract section 9). */
 const SERVICE_MISSING: readonly ErrorCode[] = [
   'STATS_NOT_CONFIGURED',
@@ -155,7 +156,7 @@ function errorResponses(family: Family, codes: readonly ErrorCode[]): { refs: Js
     if (status === 402 || status === 429) for (const h of QUOTA_HEADERS) headers.add(h);
     const body =
       family === 'rpc' && (status === 402 || status === 429 || status === 413)
-        ? { anyOf: [schemaRef('Error'), schemaRef('JsonRpcAnswer'), { type: 'array', items: schemaRef('JsonRpcAnswer') }] }
+        ? { anyOf: [schemaRef('JsonRpcAnswer'), { type: 'array', items: schemaRef('JsonRpcAnswer') }] }
         : schemaRef(FAMILY_BODY[family]);
     components[id] = {
       description: list.map((c) => `${c}: ${ERRORS[c].message}`).join('; '),
@@ -326,7 +327,7 @@ function jsonRpcOperation(operationId: string, s: PublicDocSettings, errors: Jso
   return {
     operationId,
     summary: 'JSON-RPC 2.0: one call or a batch',
-    description: `Forwarded to the explorer's \`/api/eth-rpc\`. Each call costs its method's credits (\`x-credits-per-method\`); a batch of at most ${s.maxBatch} calls that cannot be paid whole is refused whole. Errors are EIP-1474's, with HTTP 200.`,
+    description: `Forwarded to the explorer's \`/api/eth-rpc\`. One HTTP request, a batch of at most ${s.maxBatch} calls too, counts once against the rate limit; each call costs its method's credits (\`x-credits-per-method\`), and a batch that cannot be paid whole is refused whole. A call's errors are EIP-1474's, with HTTP 200; a notification (no \`id\`) is carried out and not answered (204 when nothing is left to answer). Refusals of the request keep their HTTP status with a JSON-RPC error, id null: 401 and 403 -32002, 404 -32001, 402 and 429 -32005.`,
     tags: ['json-rpc'],
     parameters: [CHAIN],
     requestBody: {
@@ -341,6 +342,10 @@ function jsonRpcOperation(operationId: string, s: PublicDocSettings, errors: Jso
     },
     responses: {
       200: responseRef('JsonRpcAnswers'),
+      204: {
+        description: 'Only notifications: nothing to answer (JSON-RPC 2.0 section 4.1)',
+        headers: { 'x-request-id': headerRef('x-request-id') },
+      },
       ...errors,
     },
     'x-credits-per-method': perMethod,

@@ -87,6 +87,8 @@ export interface Refusal {
   kind: 'refusal';
   code: ErrorCode;
   legacy: boolean;
+  /** A JSON-RPC path (an unknown chain's): answered with a JSON-RPC error (request/send.ts). */
+  rpc?: true;
 }
 
 export type Resolution = Route | Refusal;
@@ -158,7 +160,11 @@ export function resolve(url: string, chains: { has(id: string): boolean }): Reso
   const chainId = path.slice(1, slash);
   const rest = path.slice(slash);
   const legacy = rest === '/api' || rest === '/api/';
-  if (!chains.has(chainId)) return { kind: 'refusal', code: 'UNKNOWN_CHAIN', legacy };
+  if (!chains.has(chainId)) {
+    return RPC_PATHS.has(rest)
+      ? { kind: 'refusal', code: 'UNKNOWN_CHAIN', legacy, rpc: true }
+      : { kind: 'refusal', code: 'UNKNOWN_CHAIN', legacy };
+  }
   if (legacy) return resolveLegacy(chainId, parseQuery(qs));
   if (RPC_PATHS.has(rest)) {
     return {

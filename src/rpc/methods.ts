@@ -88,6 +88,15 @@ const HASH = /^0x[0-9a-fA-F]{64}$/;
 const QUANTITY = /^0x[0-9a-fA-F]{1,64}$/;
 const DATA = /^0x(?:[0-9a-fA-F]{2})*$/;
 const TAGS: ReadonlySet<string> = new Set(['latest', 'pending', 'safe', 'finalized', 'earliest']);
+const TAG_LIST = [...TAGS].join(', ');
+
+/** What a value is, for a message: `the number 5`, `a list`, `true`. */
+function describe(v: unknown): string {
+  if (typeof v === 'number') return `the number ${v}`;
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'boolean') return String(v);
+  return typeof v === 'string' ? `"${v.slice(0, 70)}"` : typeof v;
+}
 
 class Invalid extends Error {}
 const invalid = (message: string): never => {
@@ -120,7 +129,11 @@ function block(v: unknown, what: string): Block {
   if (v === undefined || v === null) return { value: 'latest', freshness: 'head' };
   if (typeof v === 'string') {
     if (TAGS.has(v)) return { value: v, freshness: v === 'earliest' ? 'block' : 'head' };
+    if (!QUANTITY.test(v)) invalid(`${what}: expected a block tag (${TAG_LIST}) or a hex block number (0x...), got "${v.slice(0, 70)}"`);
     return { value: quantity(v, what), freshness: 'block' };
+  }
+  if (typeof v !== 'object' || Array.isArray(v)) {
+    invalid(`${what}: expected a block tag (${TAG_LIST}) or a hex block number (0x...), got ${describe(v)}`);
   }
   const o = object(v, what);
   if (o.blockHash !== undefined) {
@@ -162,6 +175,13 @@ function callObject(v: unknown, what: string): Record<string, unknown> {
   return out;
 }
 
+/**
+ * A bound of eth_getLogs' range as Blockscout reads it besides tags and hex (eth_rpc.ex
+ * to_block_number/2, `when is_integer(integer)`): a JSON integer is a block number, written
+ * here as the hex quantity the explorer also reads, so both spellings are one cache entry.
+ */
+const logsBlock = (v: unknown): unknown => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? `0x${v.toString(16)}` : v);
+
 /** eth_getLogs' filter: the block range (or a block hash), addresses and topics. */
 function logFilter(v: unknown): { filter: Record<string, unknown>; freshness: Freshness } {
   const o = object(v, 'filter');
@@ -172,8 +192,8 @@ function logFilter(v: unknown): { filter: Record<string, unknown>; freshness: Fr
     out.blockHash = hash(o.blockHash, 'filter.blockHash');
     freshness = 'pinned';
   } else {
-    const from = block(o.fromBlock, 'filter.fromBlock');
-    const to = block(o.toBlock, 'filter.toBlock');
+    const from = block(logsBlock(o.fromBlock), 'filter.fromBlock');
+    const to = block(logsBlock(o.toBlock), 'filter.toBlock');
     if (typeof from.value !== 'string' || typeof to.value !== 'string') invalid('filter: fromBlock and toBlock take a tag or a hex number');
     out.fromBlock = from.value;
     out.toBlock = to.value;
@@ -299,4 +319,53 @@ export function checkCall(method: RpcMethod, raw: unknown): CallCheck {
     if (err instanceof Invalid) return { invalid: err.message };
     throw err;
   }
+}
+
+/**
+ * The tags Blockscout refuses: its validator of the proxied methods' block takes `latest`,
+ * `earliest`, `pending` and hex numbers only (eth_rpc_helper.ex block_validator/1, "Invalid block
+ * number"), eth_getBalance `latest`, `earliest`, `pending` and decimal numbers (eth_rpc.ex
+ * block_param/1), eth_getLogs tags, hex and integers (to_block_number/2): `safe` and `finalized`
+ * fail everywhere. The gateway answers them from the chain's head it tracks (finality/head.ts).
+ */
+const FINALITY_TAGS: ReadonlySet<string> = new Set(['safe', 'finalized']);
+const isFinalityTag = (v: unknown): boolean => typeof v === 'string' && FINALITY_TAGS.has(v);
+
+/** Where each method's block parameter is, among its canonical params (eth_getLogs aside). */
+const BLOCK_PARAM: Partial<Readonly<Record<RpcMethod, number>>> = {
+  eth_getBalance: 1,
+  eth_getTransactionCount: 1,
+  eth_getCode: 1,
+  eth_getStorageAt: 2,
+  eth_getBlockByNumber: 0,
+  eth_call: 1,
+  eth_estimateGas: 1,
+};
+
+/**
+ * The call with `finalized` and `safe` written as the block number `finalLine` (the head the
+ * gateway tracks less the chain's `finality.depth`: finality/head.ts finalLine), which the explorer
+ * reads; the call itself when it names neither; undefined when it names one and the line is not
+ * known (no head yet, or a stale one). `safe` gets the same block as `finalized`: a node's safe
+ * block is at least as new, so the final block is safe too, and the gateway knows no newer line.
+ */
+export function pinFinality(call: CheckedCall, finalLine: number | undefined): CheckedCall | undefined {
+  const line = finalLine === undefined ? undefined : Math.max(finalLine, 0);
+  if (call.method === 'eth_getLogs') {
+    const filter = call.params[0] as Record<string, unknown>;
+    if (!isFinalityTag(filter.fromBlock) && !isFinalityTag(filter.toBlock)) return call;
+    if (line === undefined) return undefined;
+    const pinned = { ...filter };
+    if (isFinalityTag(pinned.fromBlock)) pinned.fromBlock = `0x${line.toString(16)}`;
+    if (isFinalityTag(pinned.toBlock)) pinned.toBlock = `0x${line.toString(16)}`;
+    const moving = (v: unknown): boolean => v === 'latest' || v === 'pending';
+    return { ...call, params: [pinned], freshness: moving(pinned.fromBlock) || moving(pinned.toBlock) ? 'head' : 'block' };
+  }
+  const at = BLOCK_PARAM[call.method];
+  if (at === undefined || !isFinalityTag(call.params[at])) return call;
+  if (line === undefined) return undefined;
+  const params = [...call.params];
+  // eth_getBalance's block goes to the explorer in decimal (addressAtBlock).
+  params[at] = call.method === 'eth_getBalance' ? String(line) : `0x${line.toString(16)}`;
+  return { ...call, params, freshness: call.freshness === 'never' ? 'never' : 'block' };
 }

@@ -26,6 +26,7 @@ import { HEAD_BLOCK, HOLDABLE_TOKENS, tokenBalancesFor, transactionsFor, type Tr
 import * as chain from '../../fixture/chain.js';
 import { GAS_PRICE, PRIORITY_FEE } from '../../fixture/rpc.js';
 import { DEMO_KEY, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
+import { until } from '../support/wait.js';
 
 const EOA = '0x742d35cc6634c0532925a3b844bc454e4438f44e';
 const toHex = (value: bigint): string => `0x${value.toString(16)}`;
@@ -318,6 +319,18 @@ describe('ethers v6 JsonRpcProvider at /1/json-rpc?apikey=', () => {
     expect(explorer.rawTransactions).toEqual([signed, signed]);
   });
 
+  it('reads a call the gateway refuses as its JSON-RPC error (HTTP 200), the message naming the parameter', async () => {
+    // With HTTP 400 ethers reported "server response 400 Bad Request" and lost the message.
+    await expect(provider.send('eth_getBlockByNumber', [5, false])).rejects.toMatchObject({
+      error: {
+        code: -32602,
+        message:
+          'Invalid params: block: expected a block tag (latest, pending, safe, finalized, earliest) or a hex block number (0x...), got the number 5',
+      },
+    });
+    expect(sent.at(-1)!.status).toBe(200);
+  });
+
   it('batches concurrent calls: one HTTP request to the gateway carries them all, answered in one array', async () => {
     // Calls no other test makes, so that none is answered from the cache.
     const [a, b, c] = chain.POOL_ACCOUNTS.slice(40, 43) as [string, string, string];
@@ -543,7 +556,179 @@ describe('viem public client at /1/json-rpc, batching, the key as Bearer', () =>
       chain.transactionCountAt(chain.SAMPLE_ACCOUNT, HEAD_BLOCK),
     );
     expect(sent.at(-1)).toMatchObject({ url: `${gw.url}/1/json-rpc?apikey=${DEMO_KEY}`, status: 200 });
-    await expect(client(`${gw.url}/1/json-rpc`, null).getBlockNumber()).rejects.toMatchObject({ status: 401 });
+    // The 401 is a JSON-RPC error object (-32002, the gateway's message), which viem reads as such.
+    await expect(client(`${gw.url}/1/json-rpc`, null).getBlockNumber()).rejects.toMatchObject({
+      name: 'ResourceUnavailableRpcError',
+      code: -32002,
+      details: 'API key required',
+    });
     expect(sent.at(-1)!.status).toBe(401);
+  });
+});
+
+// Issue 41, item 1: a batch is one request for the rate limit, and its calls' credits are billed
+// together. The gateway's clock is frozen so that every request of a test falls in one rate window
+// (a fresh one per test): a client that is refused for batching would be refused forever.
+describe('batching clients on small plans: the rate counts HTTP requests, credits count calls', () => {
+  const clock = { now: Date.now() };
+  const BALANCE_COST = 7;
+  const CREDITS = 1_000_000;
+  let small: TestGateway;
+  beforeAll(async () => {
+    small = await startGateway(
+      makeConfig([explorer.url], {
+        plans: {
+          free: { rps: 5, credits: CREDITS, period: 'daily' },
+          pro: { rps: 30, credits: CREDITS, period: 'daily' },
+        },
+        keys: [
+          { name: 'viem-free', key: 'viem-free-key', plan: 'free' },
+          { name: 'viem-free-unbatched', key: 'viem-unbatched-key', plan: 'free' },
+          { name: 'ethers-free', key: 'ethers-free-key', plan: 'free' },
+          { name: 'viem-pro', key: 'viem-pro-key', plan: 'pro' },
+        ],
+        costs: { default: 20, routes: { 'rpc.eth_getBalance': BALANCE_COST } },
+        // Every call reaches the explorer: credits are billed for hits too, this only keeps the
+        // explorer's log complete.
+        cache: { ttlSeconds: { 'rpc.eth_getBalance': 0 } },
+      }),
+      { now: () => clock.now },
+    );
+  });
+  afterAll(() => small.close());
+  beforeEach(() => {
+    clock.now += 1_000;
+  });
+
+  /** viem on `key`, logging each HTTP request's body, status and credits left. */
+  const viemOn = (key: string, batch: boolean, log: { body: unknown; status: number; credits: string | null }[]) => {
+    let body: unknown;
+    return createPublicClient({
+      transport: http(`${small.url}/1/json-rpc`, {
+        batch,
+        retryCount: 0,
+        fetchOptions: { headers: { authorization: `Bearer ${key}` } },
+        onFetchRequest: (_request, init) => {
+          body = JSON.parse(init.body as string) as unknown;
+        },
+        onFetchResponse: (response) => {
+          log.push({ body, status: response.status, credits: response.headers.get('x-credits-remaining') });
+        },
+      }),
+    });
+  };
+  const accounts = (n: number, from: number) => chain.POOL_ACCOUNTS.slice(from, from + n) as Address[];
+
+  it('viem with batch: true reads 8 balances in parallel on a 5-rps key: all 8 succeed, in one request billed 8 calls', async () => {
+    const log: { body: unknown; status: number; credits: string | null }[] = [];
+    const viem = viemOn('viem-free-key', true, log);
+    const eight = accounts(8, 0);
+    const balances = await Promise.all(eight.map((address) => viem.getBalance({ address })));
+    expect(balances).toEqual(eight.map((a) => chain.balanceAt(a, HEAD_BLOCK)));
+    expect(log).toHaveLength(1);
+    expect(callsIn(log[0]!.body)).toHaveLength(8);
+    expect(log[0]!.status).toBe(200);
+    expect(Number(log[0]!.credits)).toBe(CREDITS - 8 * BALANCE_COST);
+
+    // The same reads without batching are eight requests: the first five of the window pass.
+    const unbatched: typeof log = [];
+    const single = viemOn('viem-unbatched-key', false, unbatched);
+    const outcomes = await Promise.allSettled(eight.map((address) => single.getBalance({ address })));
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(5);
+    expect(unbatched.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+  });
+
+  it("ethers' default batching reads 8 balances in parallel on a 5-rps key: all 8 succeed, billed 8 calls", async () => {
+    const sent: { body: unknown; status: number; credits: string | undefined }[] = [];
+    const request = new FetchRequest(`${small.url}/1/json-rpc?apikey=ethers-free-key`);
+    const send = FetchRequest.createGetUrlFunc();
+    request.getUrlFunc = async (req, signal) => {
+      const response = await send(req, signal);
+      sent.push({
+        body: JSON.parse(Buffer.from(req.body ?? new Uint8Array()).toString('utf8')) as unknown,
+        status: response.statusCode,
+        credits: response.headers['x-credits-remaining'],
+      });
+      return response;
+    };
+    const provider = new JsonRpcProvider(request, 1, { staticNetwork: true });
+    try {
+      const eight = accounts(8, 8);
+      const balances = await Promise.all(eight.map((address) => provider.getBalance(address)));
+      expect(balances).toEqual(eight.map((a) => chain.balanceAt(a, HEAD_BLOCK)));
+      expect(sent.map((s) => [s.status, callsIn(s.body).length])).toEqual([[200, 8]]);
+      expect(Number(sent[0]!.credits)).toBe(CREDITS - 8 * BALANCE_COST);
+    } finally {
+      provider.destroy();
+    }
+  });
+
+  it('a 40-call batch on a 30-rps key succeeds whole, billed 40 calls', async () => {
+    const log: { body: unknown; status: number; credits: string | null }[] = [];
+    const viem = viemOn('viem-pro-key', true, log);
+    const forty = accounts(40, 16);
+    const balances = await Promise.all(forty.map((address) => viem.getBalance({ address })));
+    expect(balances).toEqual(forty.map((a) => chain.balanceAt(a, HEAD_BLOCK)));
+    expect(log.map((r) => [r.status, callsIn(r.body).length])).toEqual([[200, 40]]);
+    expect(Number(log[0]!.credits)).toBe(CREDITS - 40 * BALANCE_COST);
+    expect(upstreamCalls().filter((c) => c.method === 'eth_getBalance')).toHaveLength(40);
+  });
+});
+
+// Issue 41, item 4 (g): Blockscout refuses the `finalized` and `safe` tags (eth_rpc_helper.ex
+// block_validator/1 takes latest, earliest, pending and hex numbers: "Invalid block number"); the
+// gateway names the block its head and the chain's finality.depth (64 for chain 1) give.
+describe('the finalized and safe block tags', () => {
+  const DEPTH = 64;
+  it('are refused by the explorer itself, and answered through the gateway from its head: ethers and viem', async () => {
+    const direct = await fetch(`${explorer.url}/api/eth-rpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['finalized', false] }),
+    });
+    expect(await direct.json()).toMatchObject({ error: 'Invalid block number' });
+
+    // The gateway knows the head once an answer or its poll showed it.
+    await until(async () => {
+      const ready = (await (await gw.ops('/readyz')).json()) as { chains: Record<string, { head: { block: number | null } }> };
+      return ready.chains['1']!.head.block === HEAD_BLOCK;
+    }, "the gateway's head");
+    const provider = new JsonRpcProvider(`${gw.url}/1/json-rpc?apikey=${DEMO_KEY}`, 1, { staticNetwork: true });
+    try {
+      explorer.reset();
+      const finalized = await provider.getBlock('finalized');
+      expect(finalized?.number).toBe(HEAD_BLOCK - DEPTH);
+      expect(upstreamCalls().map((c) => c.params)).toEqual([[toHex(BigInt(HEAD_BLOCK - DEPTH)), false]]);
+    } finally {
+      provider.destroy();
+    }
+    const viem = createPublicClient({
+      transport: http(`${gw.url}/1/json-rpc`, { retryCount: 0, fetchOptions: { headers: { authorization: `Bearer ${DEMO_KEY}` } } }),
+    });
+    expect((await viem.getBlock({ blockTag: 'safe' })).number).toBe(BigInt(HEAD_BLOCK - DEPTH));
+    expect(await viem.getBalance({ address: chain.SAMPLE_ACCOUNT as Address, blockTag: 'finalized' })).toBe(
+      chain.balanceAt(chain.SAMPLE_ACCOUNT, HEAD_BLOCK - DEPTH),
+    );
+  });
+
+  it('are refused with a JSON-RPC error naming why while the gateway does not know the head, nothing forwarded', async () => {
+    const headless = await startGateway(
+      makeConfig([explorer.url], { chains: { '1': { name: 'Ethereum', upstreams: [explorer.url], head: { pollSeconds: 0 } } } }),
+    );
+    try {
+      explorer.reset();
+      const res = await headless.get('/1/json-rpc', {
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['finalized', false] }),
+      });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { error: { code: number; message: string } }).error).toMatchObject({
+        code: -32000,
+        message: expect.stringContaining('does not know yet') as unknown,
+      });
+      expect(upstreamCalls()).toHaveLength(0);
+    } finally {
+      await headless.close();
+    }
   });
 });

@@ -138,7 +138,13 @@ describe('the wire format of /api/eth-rpc', () => {
       [{ jsonrpc: '2.0', id: 9, method: 'eth_getCode' }, 'Action not found.', 9],
       [{ jsonrpc: '2.0', method: 'eth_blockNumber', params: [] }, 'id is a required field', 0],
       [request('eth_getCode', ['0x12', 'latest']), 'Invalid address', 1],
+      // `safe` and `finalized` on every method, though the RPC document lists them (blockscout
+      // 86092e0c: eth_rpc_helper.ex block_validator/1, eth_rpc.ex block_param/1 and to_block_number/2).
       [request('eth_getBlockByNumber', ['safe', false]), 'Invalid block number', 1],
+      [request('eth_getBlockByNumber', ['finalized', false]), 'Invalid block number', 1],
+      [request('eth_getCode', [EOA, 'finalized']), 'Invalid block number', 1],
+      [request('eth_getBalance', [EOA, 'finalized']), "Query parameter 'block' is invalid", 1],
+      [request('eth_getLogs', [{ address: EOA, fromBlock: 'safe' }]), 'invalid block number', 1],
       [request('eth_getBlockByNumber', ['latest', 'yes']), 'Invalid bool', 1],
       [request('eth_getBlockByHash', ['0x12', false]), 'Invalid hash', 1],
       [request('eth_call', [{ data: '0x' }, 'latest']), 'Missed `to` address', 1],

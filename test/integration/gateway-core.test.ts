@@ -355,7 +355,8 @@ describe('odd methods and shutdown', () => {
     ['an authority', 'example.org:443', '{"message":"Method not allowed"}'],
     ['a v2 path', '/1/api/v2/stats', '{"message":"Method not allowed"}'],
     ['a legacy path', '/1/api?module=account&action=balance', '{"message":"Method not allowed","result":null,"status":"0"}'],
-  ])('CONNECT to %s gets a 405 like any other method the gateway does not serve', async (_what, target, body) => {
+    ['a JSON-RPC path', '/1/json-rpc', '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Method not allowed"}}'],
+  ])('CONNECT to %s gets a 405 like any other method the gateway does not serve', async (what, target, body) => {
     const { connect } = await import('node:net');
     const g = await startGateway(makeConfig([explorer.url]));
     try {
@@ -370,7 +371,7 @@ describe('odd methods and shutdown', () => {
         socket.on('error', reject);
       });
       expect(answer).toMatch(/^HTTP\/1\.1 405 /);
-      expect(answer.toLowerCase()).toContain('allow: get, head');
+      expect(answer.toLowerCase()).toContain(what === 'a JSON-RPC path' ? 'allow: post' : 'allow: get, head');
       expect(answer.toLowerCase()).toContain('x-request-id: connect-1');
       expect(answer.endsWith(`\r\n\r\n${body}`)).toBe(true);
     } finally {

@@ -1,7 +1,7 @@
 // The JSON-RPC endpoint and Etherscan's proxy module through a real gateway, in front of the
 // fixture explorer's `/api/eth-rpc` (fixture/rpc.ts): single calls and batches with the ids kept,
 // EIP-1474's error codes with HTTP 200, a batch paid whole or refused whole, one credit decision
-// per call, the shared cache and coalescing, and a raw transaction sent at most once.
+// per request (the sum of its calls' credits), the shared cache and coalescing, and a raw transaction sent at most once.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
 import { HEAD_BLOCK } from '../../fixture/data.js';
@@ -16,6 +16,9 @@ let explorer: FixtureExplorer;
 let gw: TestGateway;
 /** A second gateway, caching, for the cache and coalescing tests. */
 let cached: TestGateway;
+/** A third, on a clock that moves only when a test moves it: every request of a test in one rate window. */
+let frozen: TestGateway;
+const clock = { now: Date.now() };
 
 beforeAll(async () => {
   explorer = await startFixtureExplorer();
@@ -30,6 +33,7 @@ beforeAll(async () => {
       { name: 'demo', key: DEMO_KEY, plan: 'free' },
       { name: 'tiny', key: 'tiny-key', plan: 'tiny' },
       { name: 'poor', key: 'poor-key', plan: 'poor' },
+      { name: 'disabled', key: 'disabled-key', plan: 'free', status: 'disabled' as const },
     ],
     costs: { default: 20, routes: { 'rpc.eth_getLogs': 35 } },
   };
@@ -42,10 +46,12 @@ beforeAll(async () => {
   );
   // Every route at its default TTL (makeConfig turns the legacy cache off).
   cached = await startGateway(makeConfig([explorer.url], { ...base, cache: { ttlSeconds: {} } }));
+  frozen = await startGateway(makeConfig([explorer.url], { ...base, cache: { ttlSeconds: {} } }), { now: () => clock.now });
 });
 afterAll(async () => {
   await gw.close();
   await cached.close();
+  await frozen.close();
   await explorer.close();
 });
 afterEach(() => explorer.reset());
@@ -133,7 +139,7 @@ describe('JSON-RPC at /{chain_id}/json-rpc and /{chain_id}/api/eth-rpc', () => {
     expect(rpcHits()).toBe(0);
   });
 
-  it('refuses a batch that cannot be paid whole with 402 and gives back what its first calls took', async () => {
+  it('refuses a batch that cannot be paid whole with 402, billing none of its calls', async () => {
     const first = await rpc(gw, call(1, 'eth_chainId'), { key: 'poor-key' });
     expect(credits(first)).toBe(30);
     explorer.reset();
@@ -150,14 +156,50 @@ describe('JSON-RPC at /{chain_id}/json-rpc and /{chain_id}/api/eth-rpc', () => {
     expect(credits(await rpc(gw, call(3, 'eth_gasPrice'), { key: 'poor-key' }))).toBe(10);
   });
 
-  it('counts every call of a batch against the rate limit: over it, 429 whole with Retry-After', async () => {
-    const res = await rpc(gw, [call(1, 'eth_blockNumber'), call(2, 'eth_gasPrice'), call(3, 'eth_chainId'), call(4, 'eth_blockNumber')], {
-      key: 'tiny-key',
-    });
-    expect(res.status).toBe(429);
-    expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(res.headers.get('x-ratelimit-remaining')).toBe('0');
-    expect(((await res.json()) as { error: { code: number } }[]).every((a) => a.error.code === -32005)).toBe(true);
+  it('counts a batch as one request against the rate limit and bills the sum of its calls; over the rate, 429 whole', async () => {
+    // The frozen clock keeps every request of this test in one rate window.
+    clock.now += 1_000;
+    const batch = await rpc(
+      frozen,
+      [
+        call(1, 'eth_blockNumber'),
+        call(2, 'eth_gasPrice'),
+        call(3, 'eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2', address: ADDRESS }]),
+        call(4, 'eth_nope'),
+        call(5, 'eth_chainId'),
+      ],
+      { key: 'tiny-key' },
+    );
+    expect(batch.status).toBe(200);
+    const answers = (await batch.json()) as { id: number; result?: unknown; error?: { code: number } }[];
+    expect(answers.map((a) => [a.id, a.error?.code ?? 'ok'])).toEqual([
+      [1, 'ok'],
+      [2, 'ok'],
+      [3, 'ok'],
+      [4, -32601],
+      [5, 'ok'],
+    ]);
+    // Five calls on a plan of 3 rps: one request of the window; 20 + 20 + 35 + 20 credits, the refused call none.
+    expect(batch.headers.get('x-ratelimit-remaining')).toBe('2');
+    expect(credits(batch)).toBe(1_000_000 - 95);
+    expect((await rpc(frozen, call(6, 'eth_chainId'), { key: 'tiny-key' })).status).toBe(200);
+    expect((await rpc(frozen, call(7, 'eth_chainId'), { key: 'tiny-key' })).status).toBe(200);
+    explorer.reset();
+    const over = await rpc(frozen, [call(8, 'eth_blockNumber'), call(9, 'eth_gasPrice')], { key: 'tiny-key' });
+    expect(over.status).toBe(429);
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(over.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(((await over.json()) as { id: number; error: { code: number } }[]).map((a) => [a.id, a.error.code])).toEqual([
+      [8, -32005],
+      [9, -32005],
+    ]);
+    expect(credits(over)).toBe(1_000_000 - 95 - 40);
+    // Notifications only: refused, not carried out, so one error with id null tells why.
+    const notes = await rpc(frozen, [{ jsonrpc: '2.0', method: 'eth_blockNumber' }], { key: 'tiny-key' });
+    expect([notes.status, await notes.json()]).toEqual([
+      429,
+      { jsonrpc: '2.0', id: null, error: { code: -32005, message: 'Too many requests' } },
+    ]);
     expect(rpcHits()).toBe(0);
   });
 
@@ -176,6 +218,137 @@ describe('JSON-RPC at /{chain_id}/json-rpc and /{chain_id}/api/eth-rpc', () => {
     expect(((await res.json()) as { id: number; error: { code: number } }).error.code).toBe(-32603);
     expect(credits(res)).toBe(before);
     expect(rpcHits()).toBe(1);
+  });
+});
+
+describe('JSON-RPC 2.0 by the letter (issue 41)', () => {
+  const raw = (g: TestGateway, text: string, key: string | null = DEMO_KEY, path = '/1/json-rpc') =>
+    g.get(path, { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: text });
+
+  it("answers a single call refused by the gateway's own checks with HTTP 200 and the JSON-RPC error", async () => {
+    const cases: [unknown, number][] = [
+      [call(1, 'eth_nope'), -32601],
+      [call(2, 'eth_getBalance', ['0x12']), -32602],
+      [{ jsonrpc: '1.0', id: 3, method: 'eth_blockNumber' }, -32600],
+      [{ jsonrpc: '2.0', id: true, method: 'eth_blockNumber' }, -32600],
+    ];
+    for (const [body, code] of cases) {
+      const res = await rpc(gw, body);
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      expect(((await res.json()) as { error: { code: number } }).error.code).toBe(code);
+    }
+    expect(rpcHits()).toBe(0);
+  });
+
+  it('gives a notification no answer: alone 204 with no body, in a batch left out, a batch of them 204; each is carried out', async () => {
+    const note = (method: string, params: unknown[] = []) => ({ jsonrpc: '2.0', method, params });
+    const before = credits(await rpc(gw, call(0, 'eth_chainId')));
+    explorer.reset();
+    const alone = await rpc(gw, note('eth_blockNumber'));
+    expect(alone.status).toBe(204);
+    expect(await alone.text()).toBe('');
+    expect(alone.headers.get('content-length')).toBeNull();
+    expect(alone.headers.get('x-ratelimit-limit')).toBe('1000');
+    // Carried out and billed like any call (section 4.1: the server does not answer, it still acts).
+    expect(credits(alone)).toBe(before - 20);
+    expect(rpcHits()).toBe(1);
+
+    const mixed = await rpc(gw, [
+      note('eth_gasPrice'),
+      call('a', 'eth_blockNumber'),
+      note('eth_nope'),
+      { foo: 'boo' },
+      note('eth_getBalance', ['0x1']),
+    ]);
+    expect(mixed.status).toBe(200);
+    // The request object that is no request ({"foo":"boo"}) is answered, id null (section 7's example).
+    expect(await mixed.json()).toEqual([
+      { jsonrpc: '2.0', id: 'a', result: HEAD },
+      { jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.any(String) as unknown } },
+    ]);
+    const only = await rpc(gw, [note('eth_blockNumber'), note('eth_chainId')]);
+    expect(only.status).toBe(204);
+    expect(await only.text()).toBe('');
+    // An explicit id null is an id: answered.
+    expect(await (await rpc(gw, call(null, 'eth_blockNumber'))).json()).toEqual({ jsonrpc: '2.0', id: null, result: HEAD });
+  });
+
+  it('echoes ids exactly as sent, integers beyond 2^53 and fractions included', async () => {
+    const single = await raw(gw, '{"jsonrpc":"2.0","id":9007199254740993,"method":"eth_blockNumber","params":[]}');
+    expect(await single.text()).toBe(`{"jsonrpc":"2.0","id":9007199254740993,"result":"${HEAD}"}`);
+    const batch = await raw(
+      gw,
+      '[{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"eth_blockNumber"},{"jsonrpc":"2.0","id":"9007199254740993","method":"eth_nope"},{"jsonrpc":"2.0","id":0.10,"method":"eth_blockNumber"},{"jsonrpc":"2.0","id":7,"method":"eth_blockNumber"}]',
+    );
+    const text = await batch.text();
+    expect(text.match(/"id":[^,]+/g)).toEqual(['"id":123456789012345678901234567890', '"id":"9007199254740993"', '"id":0.10', '"id":7']);
+  });
+
+  it('answers 401, 403, 404 and 405 on the JSON-RPC path with a JSON-RPC error, keeping the HTTP status', async () => {
+    const body = JSON.stringify(call(1, 'eth_blockNumber'));
+    const none = await raw(gw, body, null);
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toBe('Bearer');
+    expect(await none.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32002, message: 'API key required' } });
+    const wrong = await raw(gw, body, 'no-such-key', '/1/api/eth-rpc');
+    expect([wrong.status, await wrong.json()]).toEqual([
+      401,
+      { jsonrpc: '2.0', id: null, error: { code: -32002, message: 'Invalid API key' } },
+    ]);
+    const disabled = await raw(gw, body, 'disabled-key');
+    expect([disabled.status, await disabled.json()]).toEqual([
+      403,
+      { jsonrpc: '2.0', id: null, error: { code: -32002, message: 'API key disabled' } },
+    ]);
+    const chain = await raw(gw, body, DEMO_KEY, '/999/json-rpc');
+    expect([chain.status, await chain.json()]).toEqual([
+      404,
+      { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Network not supported' } },
+    ]);
+    const get = await gw.get('/1/json-rpc');
+    expect([get.status, get.headers.get('allow'), await get.json()]).toEqual([
+      405,
+      'POST',
+      { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Method not allowed' } },
+    ]);
+    // The REST shape stays REST's.
+    expect(await (await gw.get('/999/api/v2/stats')).json()).toEqual({ message: 'Network not supported' });
+    expect(rpcHits()).toBe(0);
+  });
+
+  it("reads eth_getLogs' integer fromBlock and toBlock as Blockscout does, and names the field and what it takes otherwise", async () => {
+    const filter = { address: ADDRESS, fromBlock: 3, toBlock: 4 };
+    const numbers = await rpc(gw, call(1, 'eth_getLogs', [filter]));
+    expect(numbers.status).toBe(200);
+    expect(Array.isArray(((await numbers.json()) as { result: unknown }).result)).toBe(true);
+    // Sent in hex, the spelling the explorer reads either way: one cache entry for both.
+    expect(JSON.parse(explorer.requests.at(-1)!.body!)).toMatchObject({ params: [{ fromBlock: '0x3', toBlock: '0x4' }] });
+    const hex = await rpc(gw, call(1, 'eth_getLogs', [{ ...filter, fromBlock: '0x3', toBlock: '0x4' }]));
+    expect(hex.headers.get('x-cache')).toBe('HIT');
+    const negative = await rpc(gw, call(2, 'eth_getLogs', [{ ...filter, fromBlock: -1 }]));
+    expect(((await negative.json()) as { error: { code: number; message: string } }).error).toEqual({
+      code: -32602,
+      message:
+        'Invalid params: filter.fromBlock: expected a block tag (latest, pending, safe, finalized, earliest) or a hex block number (0x...), got the number -1',
+    });
+    const block = await rpc(gw, call(3, 'eth_getBlockByNumber', [5, false]));
+    expect(((await block.json()) as { error: { message: string } }).error.message).toBe(
+      'Invalid params: block: expected a block tag (latest, pending, safe, finalized, earliest) or a hex block number (0x...), got the number 5',
+    );
+  });
+
+  it('gives cached answers an Age, a single call and a batch alike (the oldest answer of a batch)', async () => {
+    clock.now += 1_000;
+    const first = await rpc(frozen, call(1, 'eth_getBlockByNumber', ['0x1', false]));
+    expect([first.headers.get('x-cache'), first.headers.get('age')]).toEqual(['MISS', '0']);
+    clock.now += 3_000;
+    const hit = await rpc(frozen, call(2, 'eth_getBlockByNumber', ['0x1', false]));
+    expect([hit.headers.get('x-cache'), hit.headers.get('age')]).toEqual(['HIT', '3']);
+    clock.now += 2_000;
+    const batch = await rpc(frozen, [call(3, 'eth_getBlockByNumber', ['0x2', false]), call(4, 'eth_getBlockByNumber', ['0x1', false])]);
+    expect(batch.headers.get('age')).toBe('5');
+    // A refusal comes from no cache: no Age.
+    expect((await rpc(frozen, call(5, 'eth_nope'))).headers.get('age')).toBeNull();
   });
 });
 
@@ -323,7 +496,7 @@ describe('the legacy API by POST', () => {
 });
 
 describe('JSON-RPC on the Redis quota store', () => {
-  it('bills a batch per call in one turn, refuses one it cannot pay whole and gives back what it took, exactly', async () => {
+  it("bills a batch its calls' credits in one decision, and refuses one it cannot pay whole, billing nothing", async () => {
     const prefix = testPrefix('json-rpc');
     const redisGw = await startGateway(
       makeConfig([explorer.url], {
@@ -337,6 +510,8 @@ describe('JSON-RPC on the Redis quota store', () => {
       const first = await rpc(redisGw, [call(1, 'eth_blockNumber'), call(2, 'eth_gasPrice'), call(3, 'eth_chainId')]);
       expect(first.status).toBe(200);
       expect(credits(first)).toBe(40);
+      // One request of the window for three calls, decided by the script as the in-process store does.
+      expect(first.headers.get('x-ratelimit-remaining')).toBe('999');
       // 40 left; three calls cost 60: refused whole, nothing kept.
       const refused = await rpc(redisGw, [call(4, 'eth_blockNumber'), call(5, 'eth_gasPrice'), call(6, 'eth_chainId')]);
       expect(refused.status).toBe(402);

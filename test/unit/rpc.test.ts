@@ -2,8 +2,8 @@
 // freshness, answers re-addressed, and Etherscan's proxy actions translated. Pure logic.
 import { describe, expect, it } from 'vitest';
 import { cacheKey, canonicalJson } from '../../src/cache/policy.js';
-import { checkCall, RPC_METHODS, type CheckedCall } from '../../src/rpc/methods.js';
-import { answer, parseBody, upstreamMember } from '../../src/rpc/protocol.js';
+import { checkCall, pinFinality, RPC_METHODS, type CheckedCall } from '../../src/rpc/methods.js';
+import { answer, codeForStatus, parseBody, upstreamMember } from '../../src/rpc/protocol.js';
 import { proxyCall } from '../../src/rpc/proxy.js';
 
 const A = '0xD8dA6BF26964aF9D7eEd9e03E53415D37aA96045';
@@ -163,5 +163,72 @@ describe("Etherscan's proxy actions", () => {
     });
     expect(proxyCall('eth_getStorageAt', q('1'.repeat(79)))).toMatchObject({ invalid: expect.stringContaining('position:') as unknown });
     expect(proxyCall('eth_getStorageAt', q('-1'))).toMatchObject({ invalid: expect.stringContaining('position:') as unknown });
+  });
+});
+
+describe('JSON-RPC 2.0 by the letter (issue 41)', () => {
+  it("keeps a numeric id's text when JSON.parse cannot hold it, alone and in a batch", () => {
+    expect(parseBody('{"jsonrpc":"2.0","id":9007199254740993,"method":"eth_chainId"}', 1)).toMatchObject({
+      calls: [{ idJson: '9007199254740993' }],
+    });
+    expect(
+      parseBody(
+        '[{"jsonrpc":"2.0","id":"big","method":"eth_chainId"},{"jsonrpc":"2.0","id":-1e400,"method":"x"},{"jsonrpc":"2.0","id":0.1000,"method":"eth_chainId"}]',
+        5,
+      ),
+    ).toMatchObject({
+      calls: [{ idJson: '"big"' }, { idJson: 'null', outcome: { code: -32600 } }, { idJson: '0.1000' }],
+    });
+    // Safe integers are read once, by JSON.parse: their text is theirs.
+    expect(parseBody('{"jsonrpc":"2.0","id":42,"method":"eth_chainId"}', 1)).toMatchObject({ calls: [{ idJson: '42' }] });
+  });
+
+  it('tells a notification (a request without id) from a request with id null and from no request at all', () => {
+    const calls = (text: string) => (parseBody(text, 5) as { calls: { notification: boolean; idJson: string }[] }).calls;
+    expect(calls('{"jsonrpc":"2.0","method":"eth_chainId"}')).toMatchObject([{ notification: true }]);
+    expect(calls('{"jsonrpc":"2.0","method":"eth_nope","params":[1]}')).toMatchObject([{ notification: true, outcome: { code: -32601 } }]);
+    expect(calls('{"jsonrpc":"2.0","id":null,"method":"eth_chainId"}')).toMatchObject([{ notification: false, idJson: 'null' }]);
+    expect(calls('[{"foo":"boo"},{"jsonrpc":"2.0","method":1}]')).toMatchObject([
+      { notification: false, outcome: { code: -32600 } },
+      { notification: false, outcome: { code: -32600 } },
+    ]);
+  });
+
+  it('gives each refused status its code', () => {
+    expect([401, 403, 404, 402, 429, 405, 413, 500, 503].map(codeForStatus)).toEqual([
+      -32002, -32002, -32001, -32005, -32005, -32600, -32600, -32603, -32603,
+    ]);
+  });
+
+  it("reads eth_getLogs' integer bounds as hex, and names a bad block parameter and what it takes", () => {
+    expect(checked(checkCall('eth_getLogs', [{ address: A, fromBlock: 16, toBlock: 'latest' }])).params).toEqual([
+      { address: a, fromBlock: '0x10', toBlock: 'latest' },
+    ]);
+    expect(checkCall('eth_getLogs', [{ address: A, fromBlock: 1.5 }])).toEqual({
+      invalid:
+        'filter.fromBlock: expected a block tag (latest, pending, safe, finalized, earliest) or a hex block number (0x...), got the number 1.5',
+    });
+    expect(checkCall('eth_getBalance', [A, 'newest'])).toEqual({
+      invalid: 'block: expected a block tag (latest, pending, safe, finalized, earliest) or a hex block number (0x...), got "newest"',
+    });
+    expect(checkCall('eth_getBlockByNumber', [[1], false])).toMatchObject({ invalid: expect.stringContaining('got a list') as unknown });
+  });
+
+  it('writes finalized and safe as the final line, in the spelling each method is sent in, and knows when it cannot', () => {
+    const pin = (method: Parameters<typeof checkCall>[0], params: unknown[], line: number | undefined) =>
+      pinFinality(checked(checkCall(method, params)), line);
+    expect(pin('eth_getBlockByNumber', ['finalized', false], 100)).toMatchObject({ params: ['0x64', false], freshness: 'block' });
+    expect(pin('eth_getBalance', [A, 'safe'], 100)).toMatchObject({ params: [a, '100'], freshness: 'block' });
+    expect(pin('eth_estimateGas', [{ to: A }, 'finalized'], 100)).toMatchObject({ params: [{ to: a }, '0x64'], freshness: 'never' });
+    expect(pin('eth_getLogs', [{ address: A, fromBlock: 'finalized', toBlock: 'latest' }], 100)).toMatchObject({
+      params: [{ fromBlock: '0x64', toBlock: 'latest' }],
+      freshness: 'head',
+    });
+    expect(pin('eth_getLogs', [{ address: A, fromBlock: '0x1', toBlock: 'safe' }], 100)).toMatchObject({ freshness: 'block' });
+    // Below genesis (a head within the depth): block 0.
+    expect(pin('eth_getCode', [A, 'finalized'], -5)).toMatchObject({ params: [a, '0x0'] });
+    expect(pin('eth_getCode', [A, 'finalized'], undefined)).toBeUndefined();
+    const latest = checked(checkCall('eth_getCode', [A, 'latest']));
+    expect(pinFinality(latest, undefined)).toBe(latest);
   });
 });
