@@ -161,9 +161,14 @@ export class UpstreamHealth {
     return sorted[Math.min(n - 1, Math.ceil(0.95 * n) - 1)];
   }
 
-  /** Lower is better: expected latency times the requests it would share the upstream with. An upstream never measured scores 0, so it is tried. */
+  /**
+   * Lower is better: expected latency, raised by a quarter for each request already on the
+   * upstream (a damped least-request weight: on a 2-core loopback bench a full (inflight + 1)
+   * factor sent a share of 16 concurrent reads to an upstream 50 times slower, whose p99 then
+   * became the chain's). An upstream never measured scores 0, so it is tried.
+   */
   score(): number {
-    return (this.ewmaMs ?? 0) * (this.inflight + 1);
+    return (this.ewmaMs ?? 0) * (1 + this.inflight / 4);
   }
 }
 

@@ -115,7 +115,7 @@ describe('selection', () => {
     expect(choose([a, b]).map((t) => t.name)).toEqual(['a', 'b']); // 10 % apart: a tie
     const fast = make(c, 20, 'fast');
     expect(choose([a, fast]).map((t) => t.name)).toEqual(['fast', 'a']);
-    fast.health.inflight = 9; // 20 ms x 10 = 200 > 100
+    fast.health.inflight = 20; // 20 ms x (1 + 20 / 4) = 120 > 100
     expect(choose([a, fast]).map((t) => t.name)).toEqual(['a', 'fast']);
     const fresh = make(c, undefined, 'fresh');
     expect(choose([a, fresh])[0]?.name).toBe('fresh'); // never measured: tried
