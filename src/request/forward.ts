@@ -154,6 +154,7 @@ export async function postOnce(
     ctx.upstreamMs = answer.ms;
     const problem = answerProblem(answer);
     if (problem !== undefined) throw new UpstreamFailure(classify(problem), { cause: problem, upstream: answer.upstream, ms: answer.ms });
+    ctx.answeredBy = 'upstream';
     sendJson(ctx, reply, answer.status, answer.body.toString('utf8'));
   } catch (err) {
     if (!(err instanceof UpstreamFailure)) throw err;

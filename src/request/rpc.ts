@@ -3,7 +3,7 @@
 // and costs its method's credits (`rpc.<method>`); a batch that cannot be paid whole is refused
 // whole (429 or 402, with the quota headers and a -32005 error per call). Each call is answered
 // from the shared cache or the chain's explorer, identical calls coalesced inside and across
-// batches; a call whose upstream failed is refunded. Answers keep the client's ids and order.
+// batches; a call whose answer is not billable (send.ts: its upstream failed) is refunded. Answers keep the client's ids and order.
 //
 // The calls of a request are billed, counted and recorded one by one here (usage rows and
 // metrics per method); finish() then only writes the request's access line (ctx.perCall).
@@ -12,7 +12,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKey } from '../keys/ring.js';
 import { cacheKey, entryBody, type CacheOutcome } from '../cache/policy.js';
 import { ERRORS, GatewayError } from '../http/errors.js';
-import { sendJson } from './send.js';
+import { chargedFor, sendJson, type AnswerSource } from './send.js';
 import type { QuotaDecision } from '../quota/types.js';
 import { rpcRouteName, type CheckedCall } from '../rpc/methods.js';
 import {
@@ -47,6 +47,8 @@ interface Slot {
   /** The answer's member (`"result":...` / `"error":{...}`) and its HTTP-like status for billing. */
   member: string;
   status: number;
+  /** Who made the member: the explorer (from the cache or fetched), or the gateway (a refusal, a failure). */
+  from: AnswerSource;
   cache: CacheOutcome | undefined;
 }
 
@@ -115,6 +117,7 @@ export async function rpcRequest(
       decision: undefined,
       member: '',
       status: 0,
+      from: 'gateway',
       cache: undefined,
     };
   });
@@ -239,6 +242,7 @@ async function answerSlot(state: GatewayState, ctx: RequestContext, chain: Chain
   if (fresh) {
     slot.member = entryBody(fresh).toString('utf8');
     slot.status = 200;
+    slot.from = 'upstream';
     slot.cache = 'HIT';
     return;
   }
@@ -251,6 +255,7 @@ async function answerSlot(state: GatewayState, ctx: RequestContext, chain: Chain
     }
     slot.member = entryBody(result.entry).toString('utf8');
     slot.status = 200;
+    slot.from = 'upstream';
     slot.cache = result.outcome;
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
@@ -260,12 +265,12 @@ async function answerSlot(state: GatewayState, ctx: RequestContext, chain: Chain
   }
 }
 
-/** Bills one answered call (a failed one is refunded), counts and records it; returns what it gave back. */
+/** Bills one answered call (one that is not billable, send.ts, is refunded), counts and records it; returns what it gave back. */
 function settle(state: GatewayState, ctx: RequestContext, key: ApiKey, slot: Slot): number {
   const d = slot.decision;
   let charged = d?.billed ?? 0;
   let refunded = 0;
-  if (d !== undefined && d.billed > 0 && slot.status >= 500) {
+  if (d !== undefined && d.billed > 0 && chargedFor(d.billed, slot.status, slot.from) < d.billed) {
     const usage = { nowMs: ctx.nowMs, keyId: key.id, account: key.usageAccount, chain: ctx.chainId ?? 'none', route: slot.route };
     state.quota.refund({ account: key.account, periodId: d.periodId, amount: d.billed, fromTopup: d.fromTopup, usage });
     refunded = d.billed;
