@@ -171,7 +171,7 @@ export const verifyKeyBody = z.strictObject({
 });
 
 /** What a key would get from the gateway now, and why (Unkey's verifyKey codes where they match). */
-export const VERIFY_CODES = ['VALID', 'NOT_FOUND', 'UNVERIFIED', 'DISABLED', 'EXPIRED', 'USAGE_EXCEEDED'] as const;
+export const VERIFY_CODES = ['VALID', 'NOT_FOUND', 'PLAN_MISSING', 'UNVERIFIED', 'DISABLED', 'EXPIRED', 'USAGE_EXCEEDED'] as const;
 export type VerifyCode = (typeof VERIFY_CODES)[number];
 
 /** A grace of at most 30 days: a leaked secret must not keep working for long. */

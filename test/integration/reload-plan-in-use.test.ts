@@ -88,6 +88,8 @@ describe('a reload that drops a plan still in use', () => {
       expect(res.status).toBe(503);
       expect(await res.json()).toEqual({ message: "API key's plan is not available on this gateway; the operator must restore it" });
     }
+    // The admin API's verify says the same: the key is there, its plan is not.
+    expect((await admin.post('/keys:verify', { key: secret })).body).toMatchObject({ valid: false, code: 'PLAN_MISSING', key: null });
     const demo = await fetch(gw.url + BALANCES, { headers: { authorization: `Bearer ${DEMO_KEY}` } });
     expect(demo.status).toBe(200);
     // An unknown key from the same address is still only a 401: no block was made.
