@@ -360,7 +360,10 @@ export const usageItemAnswer = z.strictObject({
   clientErrors: z
     .number()
     .int()
-    .meta({ description: 'any other 4xx answered to the key (400, 413, 422, an upstream 404): a mistake of the request' }),
+    .meta({
+      description:
+        'any other 4xx answered to the key (400, 413, 422, 499 for a client gone, an upstream 404): billed only for an upstream 404',
+    }),
   errors: z.number().int().meta({ description: '5xx: refunded' }),
 });
 

@@ -112,8 +112,8 @@ export class Metrics {
     new Counter({
       name: 'egw_credits_spent_total',
       help: perKey
-        ? "Credits billed (after refunds of 5xx answers), by the key's plan and the key's name (metrics.perKey)"
-        : "Credits billed (after refunds of 5xx answers), by the key's plan (metrics.perKey: true adds the key's name)",
+        ? "Credits billed (after refunds of answers that are not billable: request/send.ts), by the key's plan and the key's name (metrics.perKey)"
+        : "Credits billed (after refunds of answers that are not billable: request/send.ts), by the key's plan (metrics.perKey: true adds the key's name)",
       labelNames: perKey ? ['plan', 'key'] : ['plan'],
       registers,
       collect() {
