@@ -357,13 +357,10 @@ export const usageItemAnswer = z.strictObject({
   rateLimited: z.number().int().meta({ description: "429: refused by the key's rate" }),
   outOfCredits: z.number().int().meta({ description: '402: refused for want of credits' }),
   forbidden: z.number().int().meta({ description: "403: refused by the key's status or restrictions (chains, routes, ips, origins)" }),
-  clientErrors: z
-    .number()
-    .int()
-    .meta({
-      description:
-        'any other 4xx answered to the key (400, 413, 422, 499 for a client gone, an upstream 404): billed only for an upstream 404',
-    }),
+  clientErrors: z.number().int().meta({
+    description:
+      'any other 4xx answered to the key (400, 413, 422, 499 for a client gone, an upstream 404): billed only for an upstream 404',
+  }),
   errors: z.number().int().meta({ description: '5xx: refunded' }),
 });
 
