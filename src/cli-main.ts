@@ -10,7 +10,7 @@ import { ADMIN_USAGE, CliError, runAdminCommand, type AdminCommand } from './adm
 import { hashKey } from './auth/digest.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { adminTokens, type Config } from './config/schema.js';
-import { buildServer } from './app/server.js';
+import { buildServer, PlansInUseError } from './app/server.js';
 import { runPrimary, WORKER_READY, type WorkerReady } from './process/primary.js';
 import { KEEPS_NOTHING, keepsNothing, lostOnRestart, probePersistence, volatileRefusal } from './redis/persistence.js';
 import { displayUpstream } from './upstream/client.js';
@@ -357,11 +357,23 @@ async function serve(
     try {
       const next = loadConfig(file);
       const notApplied = app.gateway.reload(next);
+      app.gateway.metrics.reloaded('ok');
       app.gateway.log.info(
         { why, file, notApplied },
         notApplied.length ? 'configuration reloaded; some sections need a restart' : 'configuration reloaded',
       );
     } catch (err) {
+      if (err instanceof PlansInUseError) {
+        // The file is valid but would leave keys without their plan (app/state.ts reload).
+        app.gateway.metrics.reloaded('refused');
+        const plans = err.inUse.map((u) => ({ plan: u.plan, keys: u.keys, accounts: u.accounts }));
+        app.gateway.log.error(
+          { why, file, plans, problems: [err.message] },
+          'configuration refused: it removes plans still in use (move their keys first, as the admin API asks); keeping the running one',
+        );
+        return;
+      }
+      app.gateway.metrics.reloaded('invalid');
       const problems = err instanceof ConfigError ? err.problems : [String(err)];
       app.gateway.log.error({ why, file, problems }, 'configuration rejected; keeping the running one');
     }

@@ -171,7 +171,7 @@ export const verifyKeyBody = z.strictObject({
 });
 
 /** What a key would get from the gateway now, and why (Unkey's verifyKey codes where they match). */
-export const VERIFY_CODES = ['VALID', 'NOT_FOUND', 'UNVERIFIED', 'DISABLED', 'EXPIRED', 'USAGE_EXCEEDED'] as const;
+export const VERIFY_CODES = ['VALID', 'NOT_FOUND', 'PLAN_MISSING', 'UNVERIFIED', 'DISABLED', 'EXPIRED', 'USAGE_EXCEEDED'] as const;
 export type VerifyCode = (typeof VERIFY_CODES)[number];
 
 /** A grace of at most 30 days: a leaked secret must not keep working for long. */
@@ -357,10 +357,10 @@ export const usageItemAnswer = z.strictObject({
   rateLimited: z.number().int().meta({ description: "429: refused by the key's rate" }),
   outOfCredits: z.number().int().meta({ description: '402: refused for want of credits' }),
   forbidden: z.number().int().meta({ description: "403: refused by the key's status or restrictions (chains, routes, ips, origins)" }),
-  clientErrors: z
-    .number()
-    .int()
-    .meta({ description: 'any other 4xx answered to the key (400, 413, 422, an upstream 404): a mistake of the request' }),
+  clientErrors: z.number().int().meta({
+    description:
+      'any other 4xx answered to the key (400, 413, 422, 499 for a client gone, an upstream 404): billed only for an upstream 404',
+  }),
   errors: z.number().int().meta({ description: '5xx: refunded' }),
 });
 

@@ -475,7 +475,8 @@ export class AdminService {
   async verifyKey(secret: string): Promise<{ valid: boolean; code: VerifyCode; key: KeyView | null }> {
     const now = this.deps.now();
     const key = this.ring.find(secret, now);
-    if (!key) return { valid: false, code: 'NOT_FOUND', key: null };
+    // A run-time key whose plan (or account) the configuration lacks: 503 KEY_PLAN_MISSING at the gateway.
+    if (!key) return { valid: false, code: this.ring.lacksPlan(secret) ? 'PLAN_MISSING' : 'NOT_FOUND', key: null };
     const view = await this.showKey(key.id);
     const code: VerifyCode =
       key.status === 'unverified'

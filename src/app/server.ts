@@ -35,11 +35,17 @@ import { Resources, type ServerDeps } from './resources.js';
 import { GatewayStates } from './state.js';
 
 export type { ServerDeps };
+/** What GatewayControl.reload throws for a configuration that removes plans still in use (keys/plan-use.ts). */
+export { PlansInUseError } from '../keys/plan-use.js';
 
 export interface GatewayControl {
   /** The state new requests see. */
   state(): GatewayState;
-  /** Swaps in a new configuration for new requests; returns what it could not apply without a restart. */
+  /**
+   * Swaps in a new configuration for new requests; returns what it could not apply without a
+   * restart. Throws PlansInUseError, and changes nothing, when it removes a plan run-time keys or
+   * accounts are on.
+   */
   reload(config: Config): string[];
   readiness(): Readiness;
   metrics: Metrics;

@@ -3,6 +3,7 @@
 // the one they started with. Chains whose settings did not change keep their connection pools;
 // the pools of changed or removed chains close once the requests that chose them had time to.
 import { BadKeys } from '../auth/bad-keys.js';
+import { plansMissing, PlansInUseError } from '../keys/plan-use.js';
 import { KeyRing } from '../keys/ring.js';
 import type { Config, ServiceConfig } from '../config/schema.js';
 import { finalityDepth } from '../finality/depth.js';
@@ -146,6 +147,14 @@ export class GatewayStates {
   /** Swaps in a new configuration for new requests; returns what it could not apply without a restart. */
   reload(next: Config): string[] {
     const now = this.current.config;
+    // A plan the running configuration has, that run-time keys or accounts are on, may not be
+    // taken away: refused as the admin API refuses deleting it (409 PLAN_IN_USE). A plan already
+    // missing before (the operator's to restore) does not hold other changes back.
+    const runtime = this.resources.runtime;
+    const inUse = plansMissing(next.plans, runtime.plans, runtime.records.values(), runtime.accounts).filter((u) =>
+      Object.hasOwn(now.plans, u.plan),
+    );
+    if (inUse.length > 0) throw new PlansInUseError(inUse);
     const notApplied: string[] = [];
     const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
     // server.cors is part of the state (the next requests answer with it); the rest of server is not.

@@ -75,6 +75,10 @@ export const ERRORS = {
   TOO_MANY_BAD_KEYS: { status: 429, message: 'Too many invalid API keys from this address' },
   OUT_OF_CREDITS: { status: 402, message: 'Out of credits' },
   QUOTA_UNAVAILABLE: { status: 503, message: 'Quota store unavailable' },
+  // A run-time key whose plan (or account) the gateway's configuration lacks (keys/ring.ts
+  // lacksPlan): the operator's mistake, so a 503 to come back later, never a 401 that would count
+  // toward the client address's block (security.badKeys).
+  KEY_PLAN_MISSING: { status: 503, message: "API key's plan is not available on this gateway; the operator must restore it" },
   // A request on a kept-alive connection while the gateway drains (SIGTERM): come back elsewhere.
   SHUTTING_DOWN: { status: 503, message: 'Shutting down', headers: { connection: 'close' } },
   UPSTREAM_TIMEOUT: { status: 504, message: 'Upstream timed out' },

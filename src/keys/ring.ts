@@ -72,6 +72,11 @@ export class KeyRing {
   /** Run-time records, including those whose plan this configuration lacks (unusable until it has it). */
   private readonly records = new Map<string, KeyRecord>();
   private readonly byClear = new Map<string, ApiKey>();
+  /**
+   * Digests of run-time keys whose plan or account this ring does not know: refused with 503
+   * KEY_PLAN_MISSING, never as an unknown key (which counts toward security.badKeys' block).
+   */
+  private readonly planless = new Set<string>();
 
   constructor(config: Pick<Config, 'keys' | 'plans'>, runtime: Iterable<KeyRecord> = [], objects: RingObjects = NO_OBJECTS) {
     this.plans = config.plans;
@@ -110,7 +115,10 @@ export class KeyRing {
     this.records.set(record.id, record);
     const deal = this.dealOf(record);
     // A plan or account this process does not know: the key is refused until one brings it back.
-    if (!deal) return;
+    if (!deal) {
+      this.planless.add(record.digest);
+      return;
+    }
     const { plan, planName, account, limits } = deal;
     const key: ApiKey = {
       id: record.id,
@@ -164,6 +172,7 @@ export class KeyRing {
     if (!old) return;
     this.records.delete(id);
     this.byDigest.delete(old.digest);
+    this.planless.delete(old.digest);
     if (old.previous) this.previous.delete(old.previous.digest);
     this.byId.delete(id);
     this.byClear.clear();
@@ -182,6 +191,15 @@ export class KeyRing {
     // A rolled-away secret is never memoised: its grace ends on the clock.
     const rolled = this.previous.get(digest);
     return rolled && nowMs < rolled.until ? rolled.key : undefined;
+  }
+
+  /**
+   * Whether a secret find() did not accept is a run-time key whose plan (or account) this
+   * gateway lacks: the operator's mistake, not the client's (a reload or restart that dropped the
+   * plan), answered 503 and never counted as a wrong key.
+   */
+  lacksPlan(secret: string): boolean {
+    return this.planless.size > 0 && this.planless.has(hashKey(secret));
   }
 
   get(id: string): ApiKey | undefined {

@@ -33,6 +33,9 @@ export interface ChainHeadView {
   ageSeconds(nowMs: number): number | undefined;
 }
 
+/** What became of a configuration reload (Metrics.reloaded). */
+export type ReloadOutcome = 'ok' | 'invalid' | 'refused';
+
 export interface MetricsOptions {
   /** `metrics.perKey`: label credits spent with the key's name as well as its plan. */
   perKey?: boolean;
@@ -54,6 +57,8 @@ export class Metrics {
   private readonly upstreamHedges: Counter<'chain' | 'outcome'>;
   private readonly upstreamEjections: Counter<'chain' | 'upstream'>;
   private headPolls: Counter<'chain' | 'outcome'> | undefined;
+  private readonly reloads: Counter<'outcome'>;
+  private readonly lastReloadOk: Gauge;
 
   constructor(sources: () => MetricSources, options: MetricsOptions = {}) {
     const registers = [this.registry];
@@ -121,12 +126,28 @@ export class Metrics {
       labelNames: ['plan', 'reason'],
       registers,
     });
+    // Named after Prometheus's own prometheus_config_last_reload_successful.
+    this.reloads = new Counter({
+      name: 'egw_config_reloads_total',
+      help: 'Configuration reloads (SIGHUP, server.watchConfig), by outcome: ok, invalid (the file did not load), refused (it would take away a plan keys or accounts are on)',
+      labelNames: ['outcome'],
+      registers,
+    });
+    for (const outcome of ['ok', 'invalid', 'refused'] as const) this.reloads.labels(outcome).inc(0);
+    this.lastReloadOk = new Gauge({
+      name: 'egw_config_last_reload_successful',
+      help: 'Whether the last configuration reload was applied (1; also before any reload), or the running configuration was kept (0)',
+      registers,
+      // Several workers: the gateway's last reload succeeded only if every worker's did.
+      aggregator: 'min',
+    });
+    this.lastReloadOk.set(1);
     const creditCounts = this.creditCounts;
     new Counter({
       name: 'egw_credits_spent_total',
       help: perKey
-        ? "Credits billed (after refunds of 5xx answers), by the key's plan and the key's name (metrics.perKey)"
-        : "Credits billed (after refunds of 5xx answers), by the key's plan (metrics.perKey: true adds the key's name)",
+        ? "Credits billed (after refunds of answers that are not billable: request/send.ts), by the key's plan and the key's name (metrics.perKey)"
+        : "Credits billed (after refunds of answers that are not billable: request/send.ts), by the key's plan (metrics.perKey: true adds the key's name)",
       labelNames: perKey ? ['plan', 'key'] : ['plan'],
       registers,
       collect() {
@@ -289,6 +310,16 @@ export class Metrics {
         this.inc({ reason: 'refused' }, shed.refused);
       },
     });
+  }
+
+  /**
+   * A reload's outcome (SIGHUP, or the file changed with server.watchConfig): `ok` applied,
+   * `invalid` the file did not load, `refused` it would take away a plan still in use
+   * (keys/plan-use.ts); the last one's success as a gauge, for an alert.
+   */
+  reloaded(outcome: ReloadOutcome): void {
+    this.reloads.labels(outcome).inc();
+    this.lastReloadOk.set(outcome === 'ok' ? 1 : 0);
   }
 
   request(chain: string, route: string, status: number): void {

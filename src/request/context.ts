@@ -7,6 +7,13 @@ import type { CacheOutcome } from '../cache/policy.js';
 import type { RouteName } from '../routes/table.js';
 import type { QuotaDecision } from '../quota/types.js';
 
+/**
+ * Who wrote an answer's status: the gateway itself (a refusal, a failure, an answer it made, such
+ * as a search across chains), or an upstream whose answer is passed on (from the cache or as it
+ * arrives). What is billed depends on it (request/send.ts, billable).
+ */
+export type AnswerSource = 'gateway' | 'upstream';
+
 export class RequestContext {
   /** The chain, once the route step found it. */
   chainId: string | undefined = undefined;
@@ -32,8 +39,10 @@ export class RequestContext {
   /** The upstream that answered (or failed), and how long the fetch took, when one was asked. */
   upstream: string | undefined = undefined;
   upstreamMs: number | undefined = undefined;
-  /** The status written; 0 before the answer. */
+  /** The status written; 0 before the answer, 499 when the client went away before it. */
   status = 0;
+  /** Who wrote the status: an upstream's answer passed on, or the gateway's own (send.ts, billable). */
+  answeredBy: AnswerSource = 'gateway';
   /**
    * The request's calls were billed, counted and recorded one by one (the JSON-RPC endpoint,
    * request/rpc.ts): finish() only writes its access line.

@@ -1,5 +1,5 @@
-// The one place a request ends: after its answer was written, finish() settles its credits (a
-// 5xx is refunded), feeds the metrics and writes its access-log line. It runs once per request,
+// The one place a request ends: after its answer was written, finish() settles its credits (an
+// answer that is not billable, send.ts, is refunded whole), feeds the metrics and writes its access-log line. It runs once per request,
 // whichever way the request ended (answered at once, after the store or the upstream, or by the
 // error handler), as a direct call: no response listeners on the hot path.
 import { chargedFor } from './send.js';
@@ -16,9 +16,9 @@ export function finish(state: GatewayState, ctx: RequestContext, method: string,
   const { decision: d, key } = ctx;
   let charged = 0;
   if (d !== undefined && key !== undefined && d.billed > 0) {
-    charged = chargedFor(d.billed, ctx.status);
+    charged = chargedFor(d.billed, ctx.status, ctx.answeredBy);
     if (charged < d.billed) {
-      // All of it back, to the buckets it came from (a 5xx is all or nothing).
+      // All of it back, to the buckets it came from (all or nothing), once: finish() runs once.
       const usage =
         ctx.chainId !== undefined && ctx.route !== undefined
           ? { nowMs: ctx.nowMs, keyId: key.id, account: key.usageAccount, chain: ctx.chainId, route: ctx.route }

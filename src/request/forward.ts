@@ -163,6 +163,7 @@ export async function postOnce(
     const answer = await target.upstreams.request({ path, method: 'POST', headers, body, check: answerProblem, write: true });
     ctx.upstream = answer.upstream;
     ctx.upstreamMs = answer.ms;
+    ctx.answeredBy = 'upstream';
     sendJson(ctx, reply, answer.status, answer.body.toString('utf8'));
   } catch (err) {
     if (!(err instanceof UpstreamFailure)) throw err;

@@ -224,7 +224,8 @@ function badKeyFrom(state: GatewayState, address: string | undefined, now: numbe
 
 /**
  * The key step: 401 without a key this gateway knows (unknown, revoked, or rolled away past its
- * grace), 403 when the key may not be used here (then it is still named in `ctx.identified`).
+ * grace), 503 for a key whose plan it lacks, 403 when the key may not be used here (then it is
+ * still named in `ctx.identified`).
  */
 function authenticate(
   ctx: RequestContext,
@@ -237,7 +238,8 @@ function authenticate(
   if (source.kind === 'none') return 'NO_KEY';
   if (source.kind === 'bad-scheme') return 'BAD_AUTH_SCHEME';
   const key = keys.find(source.key, nowMs);
-  if (!key) return source.placeholder ? 'PLACEHOLDER_KEY' : 'BAD_KEY';
+  // A key the gateway has, whose plan it lacks, is the operator's mistake: 503, not a wrong key.
+  if (!key) return keys.lacksPlan(source.key) ? 'KEY_PLAN_MISSING' : source.placeholder ? 'PLACEHOLDER_KEY' : 'BAD_KEY';
   ctx.identified = key;
   if (key.status === 'unverified') return 'UNVERIFIED_KEY';
   if (key.status === 'disabled') return 'DISABLED_KEY';

@@ -5,7 +5,8 @@
 // credits (`rpc.<method>`), and the request is billed their sum in the same decision (one round
 // trip), paid whole or refused whole (429 or 402, with the quota headers and a -32005 error per
 // call). Each call is answered from the shared cache or the chain's explorer, identical calls
-// coalesced inside and across batches; a call whose upstream failed is refunded its cost. Answers
+// coalesced inside and across batches; a call whose answer is not billable (send.ts: its upstream
+// failed) is refunded its cost. Answers
 // keep the client's ids (as sent: rpc/protocol.ts) and order; notifications are carried out and
 // not answered (JSON-RPC 2.0 section 4.1).
 //
@@ -16,7 +17,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKey } from '../keys/ring.js';
 import { ageSeconds, cacheKey, entryBody, type CacheEntry, type CacheOutcome } from '../cache/policy.js';
 import { ERRORS, GatewayError } from '../http/errors.js';
-import { sendJson, sendNoContent } from './send.js';
+import { chargedFor, sendJson, sendNoContent, type AnswerSource } from './send.js';
 import type { QuotaDecision } from '../quota/types.js';
 import { pinFinality, rpcRouteName, type CheckedCall } from '../rpc/methods.js';
 import {
@@ -51,6 +52,8 @@ interface Slot {
   /** The answer's member (`"result":...` / `"error":{...}`) and its HTTP-like status for usage and refunds. */
   member: string;
   status: number;
+  /** Who made the member: the explorer (from the cache or fetched), or the gateway (a refusal, a failure). */
+  from: AnswerSource;
   cache: CacheOutcome | undefined;
   /** The cache entry the answer came from, for `Age`. */
   entry: CacheEntry | undefined;
@@ -148,6 +151,7 @@ export async function rpcRequest(
       cost: valid ? (key.costs?.[route] ?? costOf(state.config.costs, route)) : 0,
       member: '',
       status: 0,
+      from: 'gateway',
       cache: undefined,
       entry: undefined,
     };
@@ -275,6 +279,7 @@ async function answerSlot(state: GatewayState, ctx: RequestContext, chain: Chain
   if (fresh) {
     slot.member = entryBody(fresh).toString('utf8');
     slot.status = 200;
+    slot.from = 'upstream';
     slot.cache = 'HIT';
     slot.entry = fresh;
     return;
@@ -288,6 +293,7 @@ async function answerSlot(state: GatewayState, ctx: RequestContext, chain: Chain
     }
     slot.member = entryBody(result.entry).toString('utf8');
     slot.status = 200;
+    slot.from = 'upstream';
     slot.cache = result.outcome;
     slot.entry = result.entry;
   } catch (err) {
@@ -299,7 +305,7 @@ async function answerSlot(state: GatewayState, ctx: RequestContext, chain: Chain
 }
 
 /**
- * Bills the answered calls: a failed one (5xx) is refunded its cost, from bought credits first
+ * Bills the answered calls: one that is not billable (send.ts chargedFor) is refunded its cost, from bought credits first
  * (they were spent last: quota/types.ts); counts and records each. Returns what it gave back.
  */
 function settle(
@@ -314,7 +320,7 @@ function settle(
   let topupLeft = d?.fromTopup ?? 0;
   for (const slot of slots) {
     let charged = d !== undefined && d.billed > 0 ? slot.cost : 0;
-    if (charged > 0 && slot.status >= 500) {
+    if (charged > 0 && chargedFor(charged, slot.status, slot.from) < charged) {
       const fromTopup = Math.min(charged, topupLeft);
       topupLeft -= fromTopup;
       // The usage row the decision counted the credits in (requestRoute).

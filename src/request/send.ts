@@ -18,21 +18,34 @@ import {
 import { decimal, H_CREDITS, H_LIMIT, H_REMAINING, H_REQUEST_ID, H_RESET, PER_ANSWER_HEADERS } from '../http/headers.js';
 import { JSON_TYPE } from '../http/respond.js';
 import { answer, codeForStatus, errorMember } from '../rpc/protocol.js';
-import type { RequestContext } from './context.js';
+import type { AnswerSource, RequestContext } from './context.js';
+
+export type { AnswerSource } from './context.js';
 
 /**
- * The credits an answer costs, of those its decision billed: a 5xx answer, the gateway's or
- * the upstream's, is not paid for (contract section 6). finish.ts refunds the rest.
+ * Whether an answer is paid for: the one billing rule of every route family (docs/clients.md,
+ * "What is billed"). A 2xx is what was asked for; an upstream's 404 is the explorer's answer after
+ * it looked (no such block, transaction, address), work done as for a 2xx. Everything else costs
+ * nothing: a refusal of the gateway's own (any 4xx, its validation 422, a 404 of its own), an
+ * upstream's other 4xx (400 and 422 are a client error the explorer refused before doing the work,
+ * which the gateway could often have caught itself), every 5xx (contract section 6), and a client
+ * that went away before its answer (499, nginx's code).
  */
-export function chargedFor(billed: number, status: number): number {
-  return status >= 500 ? 0 : billed;
+export function billable(status: number, source: AnswerSource): boolean {
+  if (status >= 200 && status < 300) return true;
+  return status === 404 && source === 'upstream';
+}
+
+/** The credits an answer costs, of those its decision billed: all of them or none (billable). finish.ts and request/rpc.ts refund the rest. */
+export function chargedFor(billed: number, status: number, source: AnswerSource): number {
+  return billable(status, source) ? billed : 0;
 }
 
 /**
  * The four quota header values, written at lines[at], lines[at + 2], lines[at + 4] and
  * lines[at + 6] (the values of name/value pairs): the plan's rps, what is left of the window,
- * milliseconds until it ends, and the balance after this answer is billed (a refunded 5xx
- * already shows the refund). All -1 when the quota store failed (redis.onError: open).
+ * milliseconds until it ends, and the balance after this answer is billed (an answer that is
+ * not billable already shows the refund). All -1 when the quota store failed (redis.onError: open).
  */
 function writeQuotaValues(lines: string[], at: number, ctx: RequestContext, status: number): void {
   const d = ctx.decision;
@@ -43,7 +56,7 @@ function writeQuotaValues(lines: string[], at: number, ctx: RequestContext, stat
   lines[at] = ctx.key.rpsHeader;
   lines[at + 2] = decimal(d.rateRemaining);
   lines[at + 4] = decimal(d.rateResetMs);
-  lines[at + 6] = decimal(Math.max(d.credits, 0) + d.billed - chargedFor(d.billed, status));
+  lines[at + 6] = decimal(Math.max(d.credits, 0) + d.billed - chargedFor(d.billed, status, ctx.answeredBy));
 }
 
 /** The four quota headers as a map, for answers not written here (a stream: request/stream.ts). */
@@ -54,6 +67,13 @@ export function quotaHeaders(ctx: RequestContext, status: number): Record<string
 }
 
 function write(ctx: RequestContext, reply: FastifyReply, status: number, lines: string[], body: string | Buffer): void {
+  if (reply.raw.destroyed) {
+    // The client went away while its answer was being made (nginx's 499): nothing can reach it,
+    // so nothing is written and nothing is billed (billable).
+    ctx.status = 499;
+    reply.hijack();
+    return;
+  }
   ctx.status = status;
   // writeHead first: if it throws, nothing was sent and the error handler can still answer.
   reply.raw.writeHead(status, lines);
@@ -160,6 +180,8 @@ export function sendEntry(
   head?: number,
 ): void {
   ctx.cache = outcome;
+  // An entry is an upstream's answer, whatever its status (a 404 of the explorer's is billed).
+  ctx.answeredBy = 'upstream';
   const lines = ctx.cors === undefined ? entry.headerLines : withCors(entry, ctx.cors);
   // The values of PER_ANSWER_HEADERS: request id, cache, age, then the four quota headers.
   const at = lines.length - 2 * PER_ANSWER_HEADERS.length + 1;

@@ -76,7 +76,7 @@ export function stream(
       rewriteHeaders: (headers) => {
         const out = passableHeaders(headers);
         out[H_REQUEST_ID] = ctx.id;
-        Object.assign(out, quotaHeaders(ctx, 200));
+        Object.assign(out, quotaHeaders(ctx, 200)); // rewritten in onResponse with the status
         if (ctx.cors !== undefined) addCorsHeaders(out, ctx.cors);
         return out;
       },
@@ -94,8 +94,11 @@ export function stream(
         }
         chain.upstreams.reportStream(name, 'ok', { ms: elapsed() });
         ctx.status = res.statusCode;
+        ctx.answeredBy = 'upstream';
         ctx.upstreamMs = elapsed();
-        void reply.send(res.stream);
+        // rewriteHeaders ran before the status was known: the balance as this status bills it
+        // (a 400 or 422 of the explorer's is refunded, send.ts billable).
+        void reply.headers(quotaHeaders(ctx, res.statusCode)).send(res.stream);
       },
       onError: (_reply, { error }) => failed(new UpstreamFailure(classify(error), { cause: error, upstream: name })),
     });

@@ -17,7 +17,9 @@
 //   allowedByRouteTable          every upstream request is a route of the table: a v2 template with path values
 //                                that pass their checks (src/routes/param-check.ts), or /api with a legacy
 //                                action; only declared query parameters, checked, in canonical form;
-//   knownGoodStillServed         right after each generated request, a known good one gets 200.
+//   knownGoodStillServed         right after each generated request, a known good one gets 200;
+//   refusalsUnbilled             no 4xx is billed but an upstream's 404 (src/request/send.ts billable), read
+//                                from the quota store's balances of the keys that can be billed.
 //
 // FUZZ_RUNS (generated requests in all, default below) and FUZZ_SEED (default below) set the run;
 // on a failure fast-check prints the seed, the path and the shrunk counterexample. To replay one:
@@ -808,7 +810,20 @@ interface Tap {
 
 const digest = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-/** A recording HTTP proxy between the gateway and the explorer: passes everything on as it came. */
+/**
+ * The explorer's own refusal of a request it was forwarded, made by the tap for one GET in eight
+ * (chosen by the URL, so the same request is refused alike every time): a 400 or a 422 with a JSON
+ * message, as Blockscout refuses a value it cannot use. The gateway must pass it on unbilled
+ * (refusalsUnbilled). Never for the known good request, nor a JSON-RPC call (its non-200 is a 502).
+ */
+function tapRefusal(method: string | undefined, url: string): number | undefined {
+  const knownGood = url.toLowerCase().startsWith(`/api/v2/addresses/${ADDRESS.toLowerCase()}/token-balances`);
+  if (method !== 'GET' || knownGood || url.startsWith('/api/eth-rpc')) return undefined;
+  const pick = digest(Buffer.from(url))[0];
+  return pick === '0' ? 400 : pick === '1' ? 422 : undefined;
+}
+
+/** A recording HTTP proxy between the gateway and the explorer: passes everything on as it came, but the refusals of tapRefusal. */
 async function startTap(explorer: FixtureExplorer): Promise<Tap> {
   const agent = new Agent({ keepAlive: true });
   const records: TapRecord[] = [];
@@ -825,6 +840,14 @@ async function startTap(explorer: FixtureExplorer): Promise<Tap> {
       records.push({ url, status, bodyHash: undefined });
       req.socket.resetAndDestroy();
     };
+    const refusal = tapRefusal(req.method, url);
+    if (refusal !== undefined) {
+      const body = Buffer.from(JSON.stringify({ message: `Refused by the explorer (fuzz tap, ${refusal})` }));
+      records.push({ url, status: refusal, bodyHash: digest(body) });
+      res.writeHead(refusal, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(body.length) });
+      res.end(body);
+      return;
+    }
     try {
       const upstream = httpRequest(
         { host: '127.0.0.1', port: explorer.port, method: req.method, path: url, headers, setHost: false, agent },
@@ -1288,6 +1311,31 @@ function explorerReceivedOnlyAllowed(window: readonly TapRecord[]): void {
   }
 }
 
+/** The credits spent by the keys a generated request can be billed to, as the quota store keeps them. */
+async function spentNow(): Promise<number> {
+  const state = gw.app.gateway.state();
+  const now = state.now();
+  let total = 0;
+  for (const secret of [DEMO_KEY, LIMITED_KEY]) {
+    const key = state.keys.find(secret, now);
+    if (key !== undefined) total += (await state.quota.store.balance(key.account, key.plan.period, now)).spent;
+  }
+  return total;
+}
+
+/**
+ * No 4xx costs credits but an upstream's 404 (docs/clients.md, "What is billed"): the explorer's
+ * answer is one whose body it sent, that carries x-cache (only an entry of the explorer's does),
+ * or, for HEAD, one the explorer answered 404 to just now.
+ */
+function refusalsUnbilled(r: FuzzRequest, a: Answer, window: readonly TapRecord[], spent: number): void {
+  if (spent === 0 || a.status < 400 || a.status >= 500) return;
+  const explorers = explorerBodies.has(digest(a.body)) || a.headers['x-cache'] !== undefined || window.some((t) => t.status === 404);
+  if (a.status === 404 && explorers) return;
+  summary.billedRefusals++;
+  violation('refusalsUnbilled', `${describeRequest(r)}: ${a.status} billed ${spent} credits: ${a.body.toString('utf8').slice(0, 200)}`);
+}
+
 /** A token-balances call with the demo key, in the header and in the query by turns. */
 const KNOWN_GOOD = [
   fuzzRequest({
@@ -1317,7 +1365,7 @@ async function knownGoodStillServed(): Promise<void> {
 
 const explorerBodies = new Set<string>();
 /** What the run did, printed at the end: the statuses seen and how many requests reached the explorer. */
-const summary = { statuses: new Map<string, number>(), forwarded: 0 };
+const summary = { statuses: new Map<string, number>(), forwarded: 0, billedRefusals: 0 };
 
 /** What the tap saw since the last call; every body the explorer answered is remembered (a cache may serve it later). */
 function drainTap(): TapRecord[] {
@@ -1329,7 +1377,10 @@ function drainTap(): TapRecord[] {
 /** One generated request and every property about it. */
 async function exercise(r: FuzzRequest): Promise<void> {
   drainTap(); // a stale entry's refresh in the background belongs to no request
+  // The in-process store bills and refunds before the answer's bytes can reach this client.
+  const spentBefore = await spentNow();
   const answer = await gatewayAnswers(r);
+  const spent = (await spentNow()) - spentBefore;
   const window = drainTap();
   const status = answer === undefined ? 'dropped by Node' : String(answer.status);
   summary.statuses.set(status, (summary.statuses.get(status) ?? 0) + 1);
@@ -1340,6 +1391,7 @@ async function exercise(r: FuzzRequest): Promise<void> {
     noServerError(r, answer, window);
     answerIsGatewaysOrExplorers(r, answer, explorerBodies);
     carriesRequestId(r, answer);
+    refusalsUnbilled(r, answer, window, spent);
   }
   await knownGoodStillServed();
   explorerReceivedOnlyAllowed(drainTap());
@@ -1370,7 +1422,9 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   const statuses = [...summary.statuses].sort(([a], [b]) => (a < b ? -1 : 1)).map(([s, n]) => `${s}: ${n}`);
-  console.log(`fuzz: seed ${SEED}; statuses ${statuses.join(', ')}; ${summary.forwarded} forwarded to the explorer`);
+  console.log(
+    `fuzz: seed ${SEED}; statuses ${statuses.join(', ')}; ${summary.forwarded} forwarded to the explorer; ${summary.billedRefusals} refusals billed`,
+  );
   agent.destroy();
   await gw?.close();
   await tap?.close();
@@ -1387,8 +1441,11 @@ async function fuzz(arb: fc.Arbitrary<FuzzRequest>, numRuns: number): Promise<vo
 
 describe(`the gateway under generated requests (seed ${SEED})`, () => {
   it('sanity: the known good request is served and checked', async () => {
+    const before = await spentNow();
     await exercise(KNOWN_GOOD[0]);
     expect(explorerBodies.size).toBeGreaterThan(0);
+    // refusalsUnbilled reads real balances: the two known good requests were billed.
+    expect((await spentNow()) - before).toBeGreaterThan(0);
   });
 
   it('v2 routes of the table, valid and mutated', { timeout: timeoutFor(runsOf('v2')) }, async () => {
