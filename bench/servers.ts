@@ -156,6 +156,8 @@ function gatewayApp(
       ? {
           admin: { token: BENCH_ADMIN_TOKEN, host: '127.0.0.1', port: 0 },
           webhooks: [{ name: 'bench', url: opts.webhookUrl, events: ['*'], secret: BENCH_WEBHOOK_SECRET }],
+          // The receiver is in this process, on loopback.
+          security: { allowPrivateWebhooks: true },
         }
       : {}),
   });

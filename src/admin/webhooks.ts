@@ -1,11 +1,14 @@
 // /admin/v1/webhooks (issue 25, item 6): receivers made, changed and deleted at run time beside
 // the configuration's (read-only here), each write audited as `webhook:<id>`; and the outbox's
 // deliveries, listed and sent again. The secret of a webhook is shown once, when it is made (or
-// given anew).
+// given anew). A URL's password is shown masked, and what a receiver answered (the first
+// characters of a refusal, in `lastError`) only to write tokens: a receiver's text is not the
+// gateway's, and a read token is for dashboards and auditors (issue 42, item 8).
+import { urlRefusal } from '../auth/webhook-destination.js';
 import { newWebhookSecret } from '../auth/webhook-signature.js';
 import type { Delivery } from '../store/outbox.js';
 import type { AuditEntry } from '../store/types.js';
-import { newWebhookId, webhookObject, webhookView, type Webhook } from '../webhooks/registry.js';
+import { maskedUrl, newWebhookId, webhookObject, webhookView, type Webhook } from '../webhooks/registry.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import type { AdminDeps } from './context.js';
 import { AdminError } from './errors.js';
@@ -13,7 +16,14 @@ import type { CreateWebhookInput, ListDeliveriesInput, UpdateWebhookInput } from
 
 const iso = (ms: number): string | null => (ms > 0 ? new Date(ms).toISOString() : null);
 
-export function deliveryView(d: Delivery): Record<string, unknown> {
+/** `lastError` for a read token: `HTTP 500` without what the receiver said after it. */
+export function withoutAnswer(lastError: string): string {
+  const m = /^HTTP (\d{3}): /.exec(lastError);
+  return m ? `HTTP ${m[1]} (the receiver's answer is shown to write admin tokens only)` : lastError;
+}
+
+/** A delivery as the admin API shows it; `answers`: whether the receiver's own text is shown (write tokens). */
+export function deliveryView(d: Delivery, answers = true): Record<string, unknown> {
   let event: Record<string, unknown>;
   try {
     event = JSON.parse(d.body) as Record<string, unknown>;
@@ -32,7 +42,7 @@ export function deliveryView(d: Delivery): Record<string, unknown> {
     nextAttemptAt: d.status === 'pending' ? iso(d.nextAttemptAt) : null,
     lastAttemptAt: iso(d.lastAttemptAt),
     lastStatus: d.lastStatus > 0 ? d.lastStatus : null,
-    lastError: d.lastError === '' ? null : d.lastError,
+    lastError: d.lastError === '' ? null : answers ? d.lastError : withoutAnswer(d.lastError),
     deliveredAt: iso(d.deliveredAt),
     event,
   };
@@ -70,7 +80,17 @@ export class WebhookAdmin {
     return webhookView(await this.find(id));
   }
 
+  /** 422 for a loopback, private or link-local URL unless `security.allowPrivateWebhooks` (auth/webhook-destination.ts). */
+  private checkUrl(url: string): void {
+    if (this.webhooks.privateAllowed) return;
+    const refused = urlRefusal(url);
+    if (refused !== undefined) {
+      throw new AdminError('INVALID_BODY', `invalid request: url: ${refused}`, { errors: [{ field: 'url', message: refused }] });
+    }
+  }
+
   async create(input: CreateWebhookInput, by: string): Promise<Record<string, unknown>> {
+    this.checkUrl(input.url);
     const hook: Webhook = {
       id: newWebhookId(),
       url: input.url,
@@ -98,9 +118,11 @@ export class WebhookAdmin {
 
   async update(id: string, input: UpdateWebhookInput, by: string): Promise<Record<string, unknown>> {
     const before = await this.writable(id);
+    if (input.url !== undefined && input.url !== maskedUrl(before.url)) this.checkUrl(input.url);
     const after: Webhook = {
       ...before,
-      url: input.url ?? before.url,
+      // The URL as GET shows it (its password masked) sent back unchanged keeps the password.
+      url: input.url === undefined || input.url === maskedUrl(before.url) ? before.url : input.url,
       events: input.events ?? before.events,
       secret: input.secret ?? before.secret,
       enabled: input.enabled ?? before.enabled,
@@ -127,7 +149,7 @@ export class WebhookAdmin {
     this.deps.log.info({ admin: e.action, actor: e.actor, keyId: e.keyId, before: e.before, after: e.after }, 'admin write');
   }
 
-  async deliveries(q: ListDeliveriesInput): Promise<{ items: Record<string, unknown>[]; nextCursor: string | null }> {
+  async deliveries(q: ListDeliveriesInput, answers: boolean): Promise<{ items: Record<string, unknown>[]; nextCursor: string | null }> {
     let page;
     try {
       page = await this.deps.store.outbox.listDeliveries({
@@ -143,13 +165,13 @@ export class WebhookAdmin {
         throw new AdminError('INVALID_QUERY', `cursor: ${err.message}`, { errors: [{ field: 'cursor', message: err.message }] });
       throw err;
     }
-    return { items: page.deliveries.map(deliveryView), nextCursor: page.nextCursor };
+    return { items: page.deliveries.map((d) => deliveryView(d, answers)), nextCursor: page.nextCursor };
   }
 
-  async delivery(id: string): Promise<Record<string, unknown>> {
+  async delivery(id: string, answers: boolean): Promise<Record<string, unknown>> {
     const d = await this.deps.store.outbox.getDelivery(id);
     if (!d) throw new AdminError('NO_SUCH_DELIVERY', `no webhook delivery with id ${id}`);
-    return deliveryView(d);
+    return deliveryView(d, answers);
   }
 
   /** Pending again, due now: the delivery loop sends it within a second. */
@@ -158,6 +180,6 @@ export class WebhookAdmin {
       throw new AdminError('NO_SUCH_DELIVERY', `no webhook delivery with id ${id}`);
     this.deps.log.info({ admin: 'redeliver', actor: by, delivery: id }, 'admin write');
     this.webhooks.worker.kick();
-    return this.delivery(id);
+    return this.delivery(id, true);
   }
 }

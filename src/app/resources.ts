@@ -206,13 +206,17 @@ export class Resources {
     if (this.usage && !deps.quotaStore && this.quotaStore instanceof MemoryQuotaStore) this.quotaStore.joinUsage(this.usage);
     // With Redis, the scripts that bill credits count them per usage row (quota/usage-credits.ts).
     if (this.usage && (this.quotaStore as QuotaStore).usageCredits !== undefined) this.usage.countCreditsElsewhere();
-    this.webhooks = new Webhooks(config.webhooks, {
-      keys: this.store.keys,
-      outbox: this.store.outbox,
-      quota: this.quotaStore,
-      now: this.now,
-      log: this.log,
-    });
+    this.webhooks = new Webhooks(
+      config.webhooks,
+      {
+        keys: this.store.keys,
+        outbox: this.store.outbox,
+        quota: this.quotaStore,
+        now: this.now,
+        log: this.log,
+      },
+      config.security,
+    );
     this.upstreamWarnings = new ThrottledWarnings(this.log, 'upstream failure', this.now);
     const cacheWarning = new ThrottledWarning(this.log, 'shared cache tier failed; treating as a miss', this.now);
     this.sharedTier =

@@ -140,7 +140,7 @@ export class GatewayStates {
       badKeys: this.badKeys,
       alerts: r.webhooks.credits,
     };
-    r.webhooks.configure(config.webhooks);
+    r.webhooks.configure(config.webhooks, config.security);
     return { state, retired };
   }
 

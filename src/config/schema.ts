@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { RESERVED_CHAIN_IDS } from '../routes/resolve.js';
 import { closestRouteNames, ROUTE_NAMES } from '../routes/table.js';
+import { urlRefusal } from '../auth/webhook-destination.js';
 import { secretKey } from '../auth/webhook-signature.js';
 import { EVENT_PATTERNS } from './webhooks.js';
 
@@ -487,6 +488,12 @@ export const badKeysSchema = z.strictObject({
 
 export const securitySchema = z.strictObject({
   badKeys: badKeysSchema.default({ failures: 20, windowSeconds: 60, blockSeconds: 300, maxAddresses: 10_000 }),
+  /**
+   * Webhooks may be sent to loopback, private, link-local, unspecified and carrier-grade NAT
+   * addresses (webhooks/destination.ts): a receiver on the gateway's own network. Off, such a
+   * URL is refused (configuration, admin API) and so is a delivery whose name resolves to one.
+   */
+  allowPrivateWebhooks: z.boolean({ error: 'expected true or false' }).default(false),
 });
 
 const chainId = z
@@ -540,7 +547,10 @@ export const configSchema = z
         error: 'expected a map of cluster id to cluster',
       })
       .default({}),
-    security: securitySchema.default({ badKeys: { failures: 20, windowSeconds: 60, blockSeconds: 300, maxAddresses: 10_000 } }),
+    security: securitySchema.default({
+      badKeys: { failures: 20, windowSeconds: 60, blockSeconds: 300, maxAddresses: 10_000 },
+      allowPrivateWebhooks: false,
+    }),
   })
   // Cross-references run even when other parts of the file are wrong, so that one run of
   // check-config lists every problem; the input may then be partly malformed.
@@ -617,6 +627,10 @@ export const configSchema = z
         const id = typeof name === 'string' ? name : `config-${i + 1}`;
         if (hookIds.has(id)) ctx.addIssue({ code: 'custom', path: ['webhooks', i, 'name'], message: `the webhook id ${id} is used twice` });
         hookIds.add(id);
+        // Loopback, private and link-local receivers only when the operator says so (auth/webhook-destination.ts).
+        const url = record(raw).url;
+        const refused = typeof url === 'string' && record(c.security).allowPrivateWebhooks !== true ? urlRefusal(url) : undefined;
+        if (refused !== undefined) ctx.addIssue({ code: 'custom', path: ['webhooks', i, 'url'], message: refused });
       });
     },
     { when: (payload) => payload.value !== null && typeof payload.value === 'object' },

@@ -13,3 +13,14 @@ export function percentDecode(s: string): string | undefined {
 export function formDecode(s: string): string | undefined {
   return percentDecode(s.includes('+') ? s.replaceAll('+', ' ') : s);
 }
+
+/**
+ * A decoded path value that is a dot-segment (RFC 3986 section 3.3): `.` or `..`, however the
+ * client spelled it (`%2e`, `%2E%2e`, ...). Forwarded in a path, it is resolved by the server that
+ * receives it (section 5.2.4), so it names another resource than the route that was checked.
+ */
+export function isDotSegment(decoded: string): boolean {
+  return decoded === '.' || decoded === '..';
+}
+
+export const DOT_SEGMENT_DETAIL = 'a path segment may not be . or .. (a dot-segment)';

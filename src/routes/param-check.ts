@@ -9,7 +9,7 @@
 // A check also gives the value to forward and to key the cache with: integers without sign or
 // leading zeros (as text, exact at any size), addresses and 32-byte hashes lower-cased
 // (Explorer.Chain.Hash casts hex case-insensitively), everything else as it came.
-import { percentDecode } from '../http/url-decode.js';
+import { DOT_SEGMENT_DETAIL, isDotSegment, percentDecode } from '../http/url-decode.js';
 import type { ValidationIssue } from '../http/errors.js';
 import type { ParamSchema } from './spec-types.js';
 import type { LegacyParamSpec, LegacyRouteSpec, V2RouteSpec } from './table.js';
@@ -238,6 +238,12 @@ export function checkV2(spec: CheckedRoute, rawPathValues: readonly string[], qu
       return;
     }
     const decoded = percentDecode(raw);
+    // A value the document's pattern would let through as `.` or `..` is a dot-segment at the
+    // explorer (RFC 3986 section 5.2.4): another route than the one checked and billed.
+    if (decoded !== undefined && isDotSegment(decoded)) {
+      issues.push({ name, detail: `Invalid value: ${DOT_SEGMENT_DETAIL}` });
+      return;
+    }
     const r = check(decoded ?? raw);
     if (!r.ok) issues.push({ name, detail: r.detail });
     else if (decoded === undefined) issues.push({ name, detail: 'Invalid percent-encoding' });

@@ -7,7 +7,7 @@
 //
 // What is forwarded is rebuilt from the checked values only, in canonical (sorted) order, so it is
 // also the cache key; names the service would ignore are dropped, never forwarded.
-import { formDecode, percentDecode } from '../http/url-decode.js';
+import { DOT_SEGMENT_DETAIL, formDecode, isDotSegment, percentDecode } from '../http/url-decode.js';
 import { ADDRESS_RE } from './params.js';
 import type { ParamSchema } from './spec-types.js';
 import type { ServiceRouteSpec } from './table.js';
@@ -89,6 +89,9 @@ export function checkService(spec: ServiceRouteSpec, rawPathValues: readonly str
     const decoded = percentDecode(rawPathValues[i] ?? '');
     if (decoded === undefined) return { ok: false, message: `invalid ${p.name}: invalid percent-encoding` };
     if (decoded === '') return { ok: false, message: `missing ${p.name}` };
+    // Forwarded as is, `.` or `..` would be a dot-segment the service resolves (RFC 3986 section
+    // 5.2.4): `domains/../events` is `/api/v1/events`, another route than the one checked and billed.
+    if (isDotSegment(decoded)) return { ok: false, message: `invalid ${p.name}: ${DOT_SEGMENT_DETAIL}` };
     const r = checkValue(p.schema, decoded);
     if (!r.ok) return { ok: false, message: `invalid ${p.name}: ${r.detail}` };
     values.push(r.value);

@@ -72,11 +72,20 @@ export function webhookFromObject(o: StoredObject): Webhook | undefined {
   };
 }
 
-/** What is shown of a webhook: everything but its secret. */
+/** The password of a `user:password@` URL as `***` (for the admin API, the audit and logs); any other URL as it is. */
+export function maskedUrl(url: string): string {
+  if (!URL.canParse(url)) return url;
+  const u = new URL(url);
+  if (u.password === '') return url;
+  u.password = '***';
+  return u.href;
+}
+
+/** What is shown of a webhook: everything but its secret, and its URL's password masked. */
 export function webhookView(w: Webhook): Record<string, unknown> {
   return {
     id: w.id,
-    url: w.url,
+    url: maskedUrl(w.url),
     events: [...w.events],
     enabled: w.enabled,
     description: w.description,

@@ -25,8 +25,6 @@ export interface WebhookDeps {
   quota: Pick<QuotaStore, 'balance'>;
   now: () => number;
   log: Pick<Logger, 'warn' | 'info'>;
-  /** The HTTP client deliveries are POSTed with. */
-  send?: typeof fetch;
 }
 
 export class Webhooks {
@@ -36,6 +34,8 @@ export class Webhooks {
   readonly expiry: ExpiryAlerts;
   readonly worker: DeliveryWorker;
   private configured: Webhook[] = [];
+  /** `security.allowPrivateWebhooks` of the current configuration (webhooks/destination.ts). */
+  private allowPrivate = false;
   /** The keys whose expiry is watched: the current key ring's (app/state.ts sets it). */
   keys: () => Iterable<ApiKey> = () => [];
   private readonly pruner: NodeJS.Timeout;
@@ -43,21 +43,31 @@ export class Webhooks {
   constructor(
     config: Config['webhooks'],
     private readonly deps: WebhookDeps,
+    security: Pick<Config['security'], 'allowPrivateWebhooks'> = { allowPrivateWebhooks: false },
   ) {
-    this.configure(config);
+    this.configure(config, security);
     this.registry = new WebhookRegistry(() => this.configured, deps.keys, deps.now);
     this.emitter = new WebhookEmitter(this.registry, deps.outbox, deps.log, deps.now);
     this.credits = new CreditAlerts(this.emitter, deps.quota, deps.now, deps.log);
     this.expiry = new ExpiryAlerts(this.emitter, () => this.keys(), deps.now);
-    this.worker = new DeliveryWorker(deps.outbox, this.registry, deps.now, deps.log, deps.send);
+    this.worker = new DeliveryWorker(deps.outbox, this.registry, deps.now, deps.log, { allowPrivate: () => this.allowPrivate });
     this.emitter.onStored = () => this.worker.kick();
     this.pruner = setInterval(() => void this.prune(), PRUNE_MS);
     this.pruner.unref();
   }
 
-  /** The configuration's webhooks (at start and on reload). */
-  configure(config: Config['webhooks']): void {
+  /** The configuration's webhooks and whether they may go to private addresses (at start and on reload). */
+  configure(
+    config: Config['webhooks'],
+    security: Pick<Config['security'], 'allowPrivateWebhooks'> = { allowPrivateWebhooks: false },
+  ): void {
     this.configured = configWebhooks(config);
+    this.allowPrivate = security.allowPrivateWebhooks;
+  }
+
+  /** `security.allowPrivateWebhooks`: what the admin API checks a webhook's URL against. */
+  get privateAllowed(): boolean {
+    return this.allowPrivate;
   }
 
   start(): void {

@@ -96,6 +96,8 @@ beforeAll(async () => {
       admin: { token: ADMIN_TOKEN, host: '127.0.0.1', port: 0 },
       costs: COSTS,
       cache: { ttlSeconds: { tokens: 123, 'token-balances': 0, transactions: 0, legacy: 0 } },
+      // The webhook made below is on loopback (issue 42, item 8).
+      security: { allowPrivateWebhooks: true },
     }),
   );
 });

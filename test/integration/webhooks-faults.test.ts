@@ -60,6 +60,7 @@ describe('a gateway killed (SIGKILL) while its receiver holds a delivery', () =>
       log: { level: 'warn', requests: false },
       storage: { path: file },
       webhooks: [{ name: 'crm', url: receiver.url, events: ['key.*'], secret: SECRET }],
+      security: { allowPrivateWebhooks: true },
     };
     const first = await startGatewayProcess(config);
     receiver.hang();
@@ -112,6 +113,7 @@ describe('a gateway stopped (SIGTERM) right after a threshold is crossed', () =>
       storage: { path: file },
       // A receiver that is down: what is stored stays pending, to be read below.
       webhooks: [{ name: 'crm', url: 'http://127.0.0.1:9/hooks', events: ['credits.*'], secret: SECRET }],
+      security: { allowPrivateWebhooks: true },
     };
     const first = await startGatewayProcess(config);
     for (let i = 0; i < 4; i++) {
@@ -148,6 +150,7 @@ describe('the records store (PostgreSQL) cut while thresholds are crossed', () =
         redis: { url: REDIS_URL, keyPrefix: prefix },
         storage: { url: url.toString(), schema: schemas.fresh() },
         webhooks: [{ name: 'billing', url: receiver.url, events: ['credits.*'], secret: SECRET }],
+        security: { allowPrivateWebhooks: true },
       }),
       { now: () => clock.now },
     );
@@ -194,6 +197,7 @@ describe('a receiver that holds every request', () => {
         keys: [{ name: 'yaml-key', key: KEY, plan: 'small' }],
         admin: { token: ADMIN_TOKEN, host: '127.0.0.1', port: 0 },
         webhooks: [{ name: 'stuck', url: receiver.url, events: ['*'], secret: SECRET }],
+        security: { allowPrivateWebhooks: true },
       }),
       { now: () => clock.now },
     );

@@ -59,6 +59,8 @@ describe.each(['sqlite', 'redis', 'postgres'] as const)('webhooks (%s store)', (
     plans: { free: { rps: 1000, credits: 1_000_000, period: 'daily' }, small: { rps: 1000, credits: 100, period: 'daily' } },
     keys: [{ name: 'demo', key: DEMO_KEY, plan: 'free' }],
     webhooks: [{ name: 'ops', url: 'http://127.0.0.1:9/never', events: ['key.revoked'], secret: CONFIG_SECRET }],
+    // The receivers are on loopback (issue 42, item 8).
+    security: { allowPrivateWebhooks: true },
   });
   const { admin, clock } = w;
   let serial = 0;
@@ -226,6 +228,8 @@ describe.each(['redis', 'postgres'] as const)('two gateway processes (%s records
       admin: { token: ADMIN_TOKEN, host: '127.0.0.1', port },
       log: { level: 'warn', requests: false },
       redis: { url: REDIS_URL, keyPrefix: prefix, volatile: true },
+      // The receiver is on loopback (issue 42, item 8).
+      security: { allowPrivateWebhooks: true },
       ...(kind === 'postgres' ? { storage: { url: POSTGRES_URL, schema } } : {}),
     });
     adminPort = await closedPort();

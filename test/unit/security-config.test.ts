@@ -24,6 +24,7 @@ describe('security.badKeys', () => {
   it('defaults to 20 wrong keys in 60 s, then a 300 s block, counters for 10,000 addresses', () => {
     expect(parseConfig(MINIMAL, 'test.yaml', {}).security).toEqual({
       badKeys: { failures: 20, windowSeconds: 60, blockSeconds: 300, maxAddresses: 10_000 },
+      allowPrivateWebhooks: false,
     });
     // An empty section gets the same.
     expect(parseConfig(`${MINIMAL}security: {}\n`, 't', {}).security.badKeys.failures).toBe(20);
@@ -60,5 +61,31 @@ describe('security.badKeys', () => {
   it('refuses unknown keys in the section', () => {
     expect(problems(`${MINIMAL}security: { badKeys: { failure: 5 } }\n`).join('\n')).toMatch(/security\.badKeys.*failure/);
     expect(problems(`${MINIMAL}security: { trustProxy: true }\n`).join('\n')).toMatch(/security.*trustProxy/);
+  });
+});
+
+describe('security.allowPrivateWebhooks', () => {
+  const hook = (url: string) => `webhooks:\n  - { url: "${url}", events: ["*"], secret: whsec_${'A'.repeat(32)} }\n`;
+
+  it('is false unless set: a configured webhook on loopback or a private address is refused, naming the setting', () => {
+    expect(parseConfig(MINIMAL, 't', {}).security.allowPrivateWebhooks).toBe(false);
+    for (const url of ['http://127.0.0.1:9/hooks', 'http://2130706433/', 'http://[::1]/', 'http://10.1.2.3/', 'http://localhost:8080/']) {
+      const got = problems(`${MINIMAL}${hook(url)}`);
+      expect(got, url).toHaveLength(1);
+      expect(got[0], url).toMatch(/^test\.yaml:7: webhooks\[0\]\.url: .*(loopback|private).*security\.allowPrivateWebhooks is true$/);
+    }
+  });
+
+  it('lets them be, set to true; a public receiver needs nothing', () => {
+    const c = parseConfig(`${MINIMAL}${hook('http://127.0.0.1:9/hooks')}security: { allowPrivateWebhooks: true }\n`, 't', {});
+    expect(c.security.allowPrivateWebhooks).toBe(true);
+    expect(c.webhooks[0]!.url).toBe('http://127.0.0.1:9/hooks');
+    expect(parseConfig(`${MINIMAL}${hook('https://hooks.example.com/egw')}`, 't', {}).webhooks).toHaveLength(1);
+  });
+
+  it('takes true or false only', () => {
+    expect(problems(`${MINIMAL}security: { allowPrivateWebhooks: yes please }\n`)).toEqual([
+      'test.yaml:6: security.allowPrivateWebhooks: expected true or false',
+    ]);
   });
 });

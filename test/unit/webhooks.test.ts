@@ -89,7 +89,7 @@ describe('the delivery loop', () => {
       () => clock.now,
     );
     const log = { warn: () => undefined, info: () => undefined };
-    const worker = new DeliveryWorker(outbox, registry, () => clock.now, log);
+    const worker = new DeliveryWorker(outbox, registry, () => clock.now, log, { allowPrivate: () => true });
     const createdAt = clock.now;
     await outbox.enqueue([{ id: 'e|h', eventId: 'e', type: 'key.created', webhook: 'h', keyId: 'k', body: '{}', createdAt }]);
     receiver.failNext(1_000, 500);
@@ -133,7 +133,13 @@ describe('a receiver that holds every request', () => {
       Date.now,
     );
     const outbox = new MemoryOutbox();
-    const worker = new DeliveryWorker(outbox, registry, Date.now, { warn: () => undefined, info: () => undefined });
+    const worker = new DeliveryWorker(
+      outbox,
+      registry,
+      Date.now,
+      { warn: () => undefined, info: () => undefined },
+      { allowPrivate: () => true },
+    );
     const at = Date.now() - 1_000;
     // Twenty for the stuck receiver first (older: claimed first), then one for the healthy one.
     await outbox.enqueue(
@@ -171,6 +177,7 @@ describe('stopping', () => {
       plans: { small: { rps: 100, credits: 100 } },
       keys: [{ name: 'k', key: 'unit-key-0123456789', plan: 'small' }],
       webhooks: [{ name: 'crm', url: 'http://127.0.0.1:9/hooks', events: ['credits.*'], secret }],
+      security: { allowPrivateWebhooks: true },
     });
     const now = Date.now();
     const key = new KeyRing(config).find('unit-key-0123456789', now)!;

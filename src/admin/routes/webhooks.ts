@@ -1,12 +1,15 @@
 // /admin/v1/webhooks and its deliveries (issue 25, item 6). Each call parses with its schemas in
 // the table (surface.ts).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { actor, type Send } from '../context.js';
 import { ADMIN_ROUTES as R, at } from '../surface.js';
 import { parseBody, parseQuery } from '../validate.js';
 import type { WebhookAdmin } from '../webhooks.js';
 
 type WithId = { Params: { id: string } };
+
+/** What a receiver answered is shown to write tokens only (admin/webhooks.ts). */
+const answers = (request: FastifyRequest): boolean => request.adminToken?.scope === 'write';
 
 export function registerWebhookRoutes(api: FastifyInstance, hooks: WebhookAdmin, send: Send): void {
   api.route({ ...at('webhooks'), handler: async (_request, reply) => send(reply, R.webhooks.answer.status, await hooks.list()) });
@@ -18,11 +21,11 @@ export function registerWebhookRoutes(api: FastifyInstance, hooks: WebhookAdmin,
   api.route({
     ...at('deliveries'),
     handler: async (request, reply) =>
-      send(reply, R.deliveries.answer.status, await hooks.deliveries(parseQuery(R.deliveries.query, request.query))),
+      send(reply, R.deliveries.answer.status, await hooks.deliveries(parseQuery(R.deliveries.query, request.query), answers(request))),
   });
   api.route<WithId>({
     ...at('showDelivery'),
-    handler: async (request, reply) => send(reply, R.showDelivery.answer.status, await hooks.delivery(request.params.id)),
+    handler: async (request, reply) => send(reply, R.showDelivery.answer.status, await hooks.delivery(request.params.id, answers(request))),
   });
   api.route<WithId>({
     ...at('redeliver'),
