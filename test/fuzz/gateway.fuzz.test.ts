@@ -1031,6 +1031,8 @@ function noServerError(r: FuzzRequest, a: Answer, window: readonly TapRecord[]):
 }
 
 const MESSAGES: ReadonlyMap<string, number> = new Map(Object.values(ERRORS).map((e) => [e.message, e.status]));
+/** The status of a gateway message: the registry's, or the conflict's, which names the two places it found (src/auth/credentials.ts). */
+const messageStatus = (m: string): number | undefined => MESSAGES.get(m) ?? (m.startsWith('Conflicting API keys in ') ? 401 : undefined);
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const keysAre = (v: Record<string, unknown>, keys: string[]) => Object.keys(v).sort().join() === [...keys].sort().join();
 
@@ -1083,13 +1085,13 @@ function answerIsGatewaysOrExplorers(r: FuzzRequest, a: Answer, explorerBodies: 
   const legacy = isLegacyTarget(r);
   if (keysAre(body, ['message']) && typeof body.message === 'string') {
     if (legacy) return fail('a refusal of a legacy request not in the envelope');
-    const status = MESSAGES.get(body.message) ?? (body.message === 'Bad request' ? 400 : undefined); // src/app/server.ts frameworkErrors
+    const status = messageStatus(body.message) ?? (body.message === 'Bad request' ? 400 : undefined); // src/app/server.ts frameworkErrors
     if (status === a.status) return;
     return fail('a message that is not the gateway’s for this status');
   }
   if (keysAre(body, ['message', 'result', 'status']) && typeof body.message === 'string' && body.result === null && body.status === '0') {
     if (!legacy) return fail('the legacy envelope for a request that is not legacy');
-    const status = MESSAGES.get(body.message);
+    const status = messageStatus(body.message);
     if (status === a.status || a.status === 200) return; // a refusal, or a legacy parameter error (HTTP 200)
     return fail('a legacy envelope with a status of another refusal');
   }
