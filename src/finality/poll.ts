@@ -5,7 +5,7 @@
 // `x-egw-purpose: head-poll` so that an explorer's operator can tell it from client traffic.
 import type { UpstreamAnswer, UpstreamRequest } from '../upstream/client.js';
 import type { ChainHead } from './head.js';
-import { UpstreamInvalidBody } from '../upstream/failures.js';
+import { retryAfterMs, UpstreamInvalidBody, UpstreamStatus } from '../upstream/failures.js';
 
 export const HEAD_POLL_HEADER = 'x-egw-purpose';
 const POLL_BODY = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
@@ -14,9 +14,13 @@ const HEAD_POLL_REQUEST: UpstreamRequest = {
   method: 'POST',
   headers: { accept: 'application/json', 'content-type': 'application/json', [HEAD_POLL_HEADER]: 'head-poll' },
   body: POLL_BODY,
-  // An answer without a head is a failed attempt (tried on the next upstream, counted in its health).
-  check: (answer) =>
-    polledHead(answer) === undefined ? new UpstreamInvalidBody('a head poll answered without a block number') : undefined,
+  // An answer without a head is a failed attempt (tried on the next upstream, counted in its health
+  // by its status: a 429 cools the upstream, a 5xx counts toward its ejection).
+  check: (answer) => {
+    if (answer.status === 429) return new UpstreamStatus(429, retryAfterMs(answer.headers['retry-after'], Date.now()));
+    if (answer.status >= 500) return new UpstreamStatus(answer.status);
+    return polledHead(answer) === undefined ? new UpstreamInvalidBody('a head poll answered without a block number') : undefined;
+  },
 };
 
 /** What a poll needs of a chain (request/state.ts Chain). */
