@@ -9,6 +9,7 @@ import { takeApiKeys } from '../auth/query-key.js';
 import { cacheKey } from '../cache/policy.js';
 import type { ErrorCode } from '../http/errors.js';
 import { H_SCAM } from '../http/headers.js';
+import { closeUnread } from '../http/connections.js';
 import { sendEntry, sendError, sendInvalid, sendJson, sendLegacyInvalid, sendPreflight } from './send.js';
 import type { QuotaDecision } from '../quota/types.js';
 import { SERVICES_SCOPE, type Route } from '../routes/resolve.js';
@@ -116,7 +117,8 @@ function pipeline(state: GatewayState, ctx: RequestContext, request: FastifyRequ
     const queryKeys = taken === undefined ? NO_KEYS : taken.apikeys;
     const now = state.now();
     return postedForm(state, request, taken, (formKeys) => keyUsable(state, request, queryKeys, formKeys, now)).then((posted) => {
-      if (typeof posted === 'string') return void sendError(ctx, reply, posted, posted === 'PAYLOAD_TOO_LARGE' ? CLOSE : undefined);
+      if (posted === 'PAYLOAD_TOO_LARGE') return void sendError(ctx, reply, posted, unreadClose(request));
+      if (typeof posted === 'string') return void sendError(ctx, reply, posted);
       if ('keyless' in posted) return void refuseKeyless(state, ctx, request, reply, queryKeys, posted.formKeys);
       return afterRoute(state, ctx, request, reply, posted.resolved, posted.apikeys, posted.form, undefined, posted.formKeys);
     });
@@ -137,8 +139,14 @@ function pipeline(state: GatewayState, ctx: RequestContext, request: FastifyRequ
   return afterRoute(state, ctx, request, reply, resolved, apikeys, undefined);
 }
 
-/** An answer after which the connection closes: what is left of its request body is never read. */
-const CLOSE = { connection: 'close' } as const;
+/**
+ * The headers of an answer sent before its request's body was read whole: the connection closes
+ * after it, what is left of the body is never read (http/connections.ts, closeUnread).
+ */
+function unreadClose(request: FastifyRequest): { connection: 'close' } {
+  closeUnread(request.raw.socket);
+  return { connection: 'close' };
+}
 
 /**
  * Whether a POSTed form may be read past `rpc.maxKeylessBodyBytes`: the request names a key of
@@ -174,15 +182,16 @@ function refuseKeyless(
 ): void {
   const now = state.now();
   ctx.nowMs = now;
+  const close = unreadClose(request);
   const blockedMs = state.badKeys.blocking ? state.badKeys.blockedMs(request.ip, now) : 0;
-  if (blockedMs > 0) return sendError(ctx, reply, 'TOO_MANY_BAD_KEYS', { 'retry-after': String(Math.ceil(blockedMs / 1000)), ...CLOSE });
+  if (blockedMs > 0) return sendError(ctx, reply, 'TOO_MANY_BAD_KEYS', { 'retry-after': String(Math.ceil(blockedMs / 1000)), ...close });
   const source = extractKey(request.headers.authorization, queryKeys, formKeys);
-  if (source.kind === 'conflict') return sendError(ctx, reply, 'CONFLICTING_KEYS', CLOSE, conflictMessage(source.places));
+  if (source.kind === 'conflict') return sendError(ctx, reply, 'CONFLICTING_KEYS', close, conflictMessage(source.places));
   const key = identify(ctx, source, state.keys, now);
   // keyUsable refused it, so identify() did too; NO_KEY only keeps the types honest.
   const code = typeof key === 'string' ? key : 'NO_KEY';
   if (code === 'BAD_KEY') badKeyFrom(state, request.ip, now);
-  sendError(ctx, reply, code, CLOSE);
+  sendError(ctx, reply, code, close);
 }
 
 /** Whether a body is one JSON object, as every service POST of the document takes. */
