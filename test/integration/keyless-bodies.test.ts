@@ -76,9 +76,9 @@ function upload(
   contentType: string,
   first: Buffer,
   last: Buffer,
-  options: { total?: number; everyMs?: number; headers?: Record<string, string> } = {},
+  options: { total?: number; everyMs?: number; headers?: Record<string, string>; to?: TestGateway } = {},
 ): Promise<Upload> {
-  const { total = UPLOAD_BYTES, everyMs = 5, headers = {} } = options;
+  const { total = UPLOAD_BYTES, everyMs = 5, headers = {}, to = gw } = options;
   const started = performance.now();
   return new Promise((resolve) => {
     let status: number | undefined;
@@ -89,7 +89,7 @@ function upload(
     let error: string | undefined;
     const req: ClientRequest = httpRequest({
       host: '127.0.0.1',
-      port: Number(new URL(gw.url).port),
+      port: Number(new URL(to.url).port),
       path,
       method: 'POST',
       headers: { 'content-type': contentType, 'content-length': String(total), ...headers },
@@ -219,6 +219,36 @@ describe('a POSTed form without a key', () => {
       everyMs: 1,
     });
     expect(late.status).toBe(401);
+  });
+  it('a wrong key in the prefix counts toward security.badKeys; a blocked address is refused unread, 429', async () => {
+    const strict = await startGateway(
+      makeConfig([explorer.url], { security: { badKeys: { failures: 2, windowSeconds: 60, blockSeconds: 300, maxAddresses: 100 } } }),
+    );
+    try {
+      const wrong: [string, string][] = [
+        ['apikey', 'not-a-key'],
+        ['module', 'contract'],
+        ['action', 'verifysourcecode'],
+      ];
+      for (let i = 0; i < 2; i++) {
+        const u = await upload('/1/api', FORM, head('urlencoded', wrong), tail('urlencoded'), { total: 2 * MiB, everyMs: 1, to: strict });
+        expect(u.status).toBe(401);
+      }
+      // Blocked now: even the paying key's upload is refused before its body is read.
+      const blocked = await upload('/1/api', FORM, head('urlencoded', wrong.slice(1)), tail('urlencoded'), {
+        total: 2 * MiB,
+        everyMs: 1,
+        to: strict,
+        headers: { authorization: `Bearer ${DEMO_KEY}` },
+      });
+      expect([blocked.status, JSON.parse(blocked.body)]).toEqual([
+        429,
+        { message: 'Too many invalid API keys from this address', result: null, status: '0' },
+      ]);
+      expect(blocked.written).toBeLessThan(2 * MiB);
+    } finally {
+      await strict.close();
+    }
   });
 });
 
