@@ -1,7 +1,8 @@
 // Request bodies, read whole with a bound: the JSON-RPC endpoint's JSON, and the forms the legacy
 // API takes by POST (a read posted as a form is the same read as its GET; contract verification
 // posts source code). The body arrives as the raw stream (app/server.ts registers a content-type
-// parser that hands it on untouched); nothing is read before the route asks for it.
+// parser that hands it on untouched); nothing is read before the route asks for it, and a read may
+// stop at a prefix and go on later (a form whose key is not known yet: request/form.ts).
 import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 
