@@ -212,9 +212,11 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
   // Set by the pipeline (no onRequest hook: every hook costs on the hot path).
   app.decorateRequest('ctx', null);
 
-  // Bodies are read by the routes that take one (request/body.ts: JSON-RPC, POSTed forms), with
-  // their own limits, and only once the route and key are known: every body is handed on as the
-  // raw stream, unread, whatever its type, so a POST elsewhere gets its 405, not a parse error.
+  // Bodies are read by the routes that take one (request/body.ts: JSON-RPC, POSTed forms, a
+  // service's POST), with their own limits; a POSTed legacy form without a known key only up to
+  // rpc.maxKeylessBodyBytes, where its `apikey` field may be (request/form.ts). Every body is
+  // handed on as the raw stream, unread, whatever its type, so a POST elsewhere gets its 405, not
+  // a parse error.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
 

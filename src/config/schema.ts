@@ -470,6 +470,15 @@ export const rpcSchema = z.strictObject({
    * refused (413) before anything reaches the explorer.
    */
   maxVerifyBytes: positiveInt().default(20 * 1024 * 1024),
+  /**
+   * Most of a POSTed legacy form read before a key is known, bytes: a request with no usable key
+   * in its Authorization header or query may give it in the form (Etherscan-style clients do), so
+   * this much is read to find the form's `apikey` (multipart: in the parts before the first file);
+   * without one there it is refused (401) unread past this, and the connection closed. Only a
+   * known key's request is read up to maxVerifyBytes. 256 KiB holds a raw transaction of
+   * geth's 128 KiB pool limit in hex, which ethers' EtherscanProvider posts before its `apikey`.
+   */
+  maxKeylessBodyBytes: positiveInt().default(256 * 1024),
 });
 
 /**
@@ -533,7 +542,7 @@ export const configSchema = z
     storage: storageSchema.default({ path: 'data/gateway.db' }),
     usage: usageSchema.default({ enabled: true, retentionDays: 400, hourlyRetentionDays: 35 }),
     webhooks: z.array(webhookSchema, { error: 'expected a list of webhooks' }).default([]),
-    rpc: rpcSchema.default({ maxBatch: 100, maxVerifyBytes: 20 * 1024 * 1024 }),
+    rpc: rpcSchema.default({ maxBatch: 100, maxVerifyBytes: 20 * 1024 * 1024, maxKeylessBodyBytes: 256 * 1024 }),
     /** The shared services under `/services/`; a route of one not configured answers 404 naming the setting. */
     services: z
       .strictObject({ bens: serviceSchema.optional(), metadata: serviceSchema.optional(), multichain: serviceSchema.optional() })

@@ -186,3 +186,26 @@ export function endWithError(socket: Duplex, code: ErrorCode, body: string, head
   for (const [name, value] of Object.entries({ ...own, ...headers, connection: 'close' })) head += `${name}: ${value}\r\n`;
   socket.end(`${head}\r\n${body}`);
 }
+
+/** How long a connection closed with part of its request unread stays half-open (closeUnread). */
+export const UNREAD_GRACE_MS = 2_000;
+
+/**
+ * For an answer sent with `Connection: close` before the request body was read whole: Node ends
+ * such a connection with socket.destroySoon() (end, then destroy once the answer is written), and
+ * a socket closed with unread data is reset (RFC 9293 section 3.6.1, RFC 1122 4.2.2.13): a client
+ * still writing its body then gets EPIPE or ECONNRESET, and may never read the answer. So the
+ * answer is followed by a FIN only; nothing more is read (the request stream is paused, so the
+ * client's bytes wait in the kernel's buffers, never the process's), and the socket is destroyed
+ * after `graceMs` or when the client closes first: nginx's lingering close, without the reading
+ * (https://nginx.org/en/docs/http/ngx_http_core_module.html#lingering_close). Node calls
+ * socket.end() itself when a socket has no destroySoon (lib/_http_server.js, resOnFinish).
+ */
+export function closeUnread(socket: Socket, graceMs = UNREAD_GRACE_MS): void {
+  socket.destroySoon = () => {
+    if (socket.writable) socket.end();
+    const timer = setTimeout(() => socket.destroy(), graceMs);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  };
+}

@@ -23,14 +23,40 @@ export interface Posted {
 }
 
 const isKeyField = (name: string): boolean => name.toLowerCase() === 'apikey';
+const NO_KEYS: readonly string[] = [];
 
 /** Fields that are the gateway's, never an explorer's: the key (any case) and the Etherscan-style chain. */
 export const isOwnField = (name: string): boolean => isKeyField(name) || name === 'chainid';
 
-export async function postedForm(state: GatewayState, request: FastifyRequest, taken: TakenKeys | undefined): Promise<Posted | ErrorCode> {
-  const read = await readBody(request, state.config.rpc.maxVerifyBytes);
-  if (!read.ok) return read.reason === 'too-large' ? 'PAYLOAD_TOO_LARGE' : 'BODY_INCOMPLETE';
+/** A form not read whole: no usable key before `rpc.maxKeylessBodyBytes`; the keys its prefix gave. */
+export interface Keyless {
+  keyless: true;
+  formKeys: readonly string[];
+}
+
+/**
+ * The posted form, read up to `rpc.maxVerifyBytes` only once `usable` says the request has a key
+ * worth it (one of the gateway's, active, unexpired: pipeline.ts) given the form keys found so
+ * far; until then at most `rpc.maxKeylessBodyBytes` are read, and a form with no such key in that
+ * prefix is answered Keyless, the rest unread.
+ */
+export async function postedForm(
+  state: GatewayState,
+  request: FastifyRequest,
+  taken: TakenKeys | undefined,
+  usable: (formKeys: readonly string[]) => boolean,
+): Promise<Posted | ErrorCode | Keyless> {
+  const { maxVerifyBytes, maxKeylessBodyBytes } = state.config.rpc;
   const contentType = request.headers['content-type'];
+  let read = await readBody(request, maxVerifyBytes, usable(NO_KEYS) ? {} : { stopAt: maxKeylessBodyBytes });
+  // Stopped at the prefix with more to come (`complete` on the request: the parser has seen its
+  // end, all of it is here already).
+  if (read.ok && !read.complete && !request.raw.complete) {
+    const formKeys = keysInPrefix(contentType, read.body);
+    if (!usable(formKeys)) return { keyless: true, formKeys };
+  }
+  if (read.ok && !read.complete) read = await readBody(request, maxVerifyBytes, { start: read.body });
+  if (!read.ok) return read.reason === 'too-large' ? 'PAYLOAD_TOO_LARGE' : 'BODY_INCOMPLETE';
   const parsed = await parseForm(contentType, read.body);
   if (parsed === undefined) return 'UNSUPPORTED_MEDIA_TYPE';
 
@@ -86,4 +112,44 @@ function queryFieldsNotIn(query: string, body: Form): [string, string][] {
     out.push([name, value]);
   }
   return out;
+}
+
+const URLENCODED = /^application\/x-www-form-urlencoded\b/i;
+const BOUNDARY = /^multipart\/form-data\b.*?;\s*boundary=(?:"([^"]+)"|([^\s;]+))/i;
+const CRLF2 = Buffer.from('\r\n\r\n');
+
+/**
+ * The `apikey` fields (any case) of the first bytes of a form, `prefix`, not the whole body:
+ * urlencoded, the fields before the last `&` (the one after may be cut); multipart, the text
+ * parts whole in it before the first file part (RFC 7578: parts open with `--boundary`, then
+ * headers, a blank line, the content up to CRLF `--boundary`). A gate only: a request it lets
+ * through is read whole and parsed by parseForm, whose keys are the ones checked.
+ */
+export function keysInPrefix(contentType: string | undefined, prefix: Buffer): string[] {
+  const keys: string[] = [];
+  if (contentType === undefined || URLENCODED.test(contentType)) {
+    const end = prefix.lastIndexOf(0x26); // '&'
+    if (end === -1) return keys;
+    for (const [name, value] of new URLSearchParams(prefix.subarray(0, end).toString('utf8'))) if (isKeyField(name)) keys.push(value);
+    return keys;
+  }
+  const m = BOUNDARY.exec(contentType);
+  if (!m) return keys;
+  const delimiter = Buffer.from(`--${m[1] ?? m[2]!}`);
+  const next = Buffer.concat([Buffer.from('\r\n'), delimiter]);
+  let at = prefix.indexOf(delimiter);
+  while (at !== -1) {
+    const headersStart = at + delimiter.length + 2; // past the delimiter's CRLF
+    const headersEnd = prefix.indexOf(CRLF2, headersStart);
+    if (headersEnd === -1) break;
+    const headers = prefix.subarray(headersStart, headersEnd).toString('latin1');
+    const disposition = /^content-disposition:(.*)$/im.exec(headers)?.[1] ?? '';
+    if (/;\s*filename\*?=/i.test(disposition)) break; // a file: what follows may be megabytes
+    const contentEnd = prefix.indexOf(next, headersEnd + 4);
+    if (contentEnd === -1) break; // cut off in this part
+    const name = /;\s*name="([^"]*)"/i.exec(disposition)?.[1] ?? /;\s*name=([^\s;]+)/i.exec(disposition)?.[1];
+    if (name !== undefined && isKeyField(name)) keys.push(prefix.subarray(headersEnd + 4, contentEnd).toString('utf8'));
+    at = contentEnd + 2;
+  }
+  return keys;
 }

@@ -9,6 +9,7 @@ import { takeApiKeys } from '../auth/query-key.js';
 import { cacheKey } from '../cache/policy.js';
 import type { ErrorCode } from '../http/errors.js';
 import { H_SCAM } from '../http/headers.js';
+import { closeUnread } from '../http/connections.js';
 import { sendEntry, sendError, sendInvalid, sendJson, sendLegacyInvalid, sendPreflight } from './send.js';
 import type { QuotaDecision } from '../quota/types.js';
 import { SERVICES_SCOPE, type Route } from '../routes/resolve.js';
@@ -113,8 +114,12 @@ function pipeline(state: GatewayState, ctx: RequestContext, request: FastifyRequ
   // EtherscanProvider posts eth_call, Foundry and Hardhat post verification): read the form, then
   // resolve the request its fields make (request/form.ts).
   if (request.method === 'POST' && resolution.legacy && !(resolution.kind === 'refusal' && resolution.code === 'UNKNOWN_CHAIN')) {
-    return postedForm(state, request, taken).then((posted) => {
+    const queryKeys = taken === undefined ? NO_KEYS : taken.apikeys;
+    const now = state.now();
+    return postedForm(state, request, taken, (formKeys) => keyUsable(state, request, queryKeys, formKeys, now)).then((posted) => {
+      if (posted === 'PAYLOAD_TOO_LARGE') return void sendError(ctx, reply, posted, unreadClose(request));
       if (typeof posted === 'string') return void sendError(ctx, reply, posted);
+      if ('keyless' in posted) return void refuseKeyless(state, ctx, request, reply, queryKeys, posted.formKeys);
       return afterRoute(state, ctx, request, reply, posted.resolved, posted.apikeys, posted.form, undefined, posted.formKeys);
     });
   }
@@ -132,6 +137,61 @@ function pipeline(state: GatewayState, ctx: RequestContext, request: FastifyRequ
     });
   }
   return afterRoute(state, ctx, request, reply, resolved, apikeys, undefined);
+}
+
+/**
+ * The headers of an answer sent before its request's body was read whole: the connection closes
+ * after it, what is left of the body is never read (http/connections.ts, closeUnread).
+ */
+function unreadClose(request: FastifyRequest): { connection: 'close' } {
+  closeUnread(request.raw.socket);
+  return { connection: 'close' };
+}
+
+/**
+ * Whether a POSTed form may be read past `rpc.maxKeylessBodyBytes`: the request names a key of
+ * the gateway's, active and unexpired, and its address is not blocked (security.badKeys).
+ * Whatever else the key step checks is checked once the form is read (afterRoute).
+ */
+function keyUsable(
+  state: GatewayState,
+  request: FastifyRequest,
+  queryKeys: readonly string[],
+  formKeys: readonly string[],
+  now: number,
+): boolean {
+  if (state.badKeys.blocking && state.badKeys.blockedMs(request.ip, now) > 0) return false;
+  const source = extractKey(request.headers.authorization, queryKeys, formKeys);
+  if (source.kind !== 'key') return false;
+  const key = state.keys.find(source.key, now);
+  return key !== undefined && key.status === 'active' && (key.expiresAt === undefined || now < key.expiresAt);
+}
+
+/**
+ * A POSTed form with no usable key in its first `rpc.maxKeylessBodyBytes` (nor in the header or
+ * the query): the key step's refusal (a wrong key counted toward security.badKeys as there), and
+ * the connection closed without reading the rest. Nothing is billed before the credit step.
+ */
+function refuseKeyless(
+  state: GatewayState,
+  ctx: RequestContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  queryKeys: readonly string[],
+  formKeys: readonly string[],
+): void {
+  const now = state.now();
+  ctx.nowMs = now;
+  const close = unreadClose(request);
+  const blockedMs = state.badKeys.blocking ? state.badKeys.blockedMs(request.ip, now) : 0;
+  if (blockedMs > 0) return sendError(ctx, reply, 'TOO_MANY_BAD_KEYS', { 'retry-after': String(Math.ceil(blockedMs / 1000)), ...close });
+  const source = extractKey(request.headers.authorization, queryKeys, formKeys);
+  if (source.kind === 'conflict') return sendError(ctx, reply, 'CONFLICTING_KEYS', close, conflictMessage(source.places));
+  const key = identify(ctx, source, state.keys, now);
+  // keyUsable refused it, so identify() did too; NO_KEY only keeps the types honest.
+  const code = typeof key === 'string' ? key : 'NO_KEY';
+  if (code === 'BAD_KEY') badKeyFrom(state, request.ip, now);
+  sendError(ctx, reply, code, close);
 }
 
 /** Whether a body is one JSON object, as every service POST of the document takes. */
@@ -235,15 +295,8 @@ function authenticate(
   keys: KeyRing,
   nowMs: number,
 ): ApiKey | ErrorCode {
-  if (source.kind === 'none') return 'NO_KEY';
-  if (source.kind === 'bad-scheme') return 'BAD_AUTH_SCHEME';
-  const key = keys.find(source.key, nowMs);
-  // A key the gateway has, whose plan it lacks, is the operator's mistake: 503, not a wrong key.
-  if (!key) return keys.lacksPlan(source.key) ? 'KEY_PLAN_MISSING' : source.placeholder ? 'PLACEHOLDER_KEY' : 'BAD_KEY';
-  ctx.identified = key;
-  if (key.status === 'unverified') return 'UNVERIFIED_KEY';
-  if (key.status === 'disabled') return 'DISABLED_KEY';
-  if (key.expiresAt !== undefined && nowMs >= key.expiresAt) return 'EXPIRED_KEY';
+  const key = identify(ctx, source, keys, nowMs);
+  if (typeof key === 'string') return key;
   // The shared services under /services/ are no chain's: a key kept to some chains may use them.
   if (key.chains && route.chainId !== SERVICES_SCOPE && !key.chains.has(route.chainId)) return 'CHAIN_NOT_ALLOWED';
   // The key's own restrictions, read only for a key that has them (keys/terms.ts). The JSON-RPC
@@ -255,6 +308,20 @@ function authenticate(
     const origin = request.headers.origin;
     if (origin === undefined || !key.origins.has(origin)) return 'ORIGIN_NOT_ALLOWED';
   }
+  return key;
+}
+
+/** The first half of the key step: which key, and whether it is active and unexpired. */
+function identify(ctx: RequestContext, source: Exclude<KeySource, { kind: 'conflict' }>, keys: KeyRing, nowMs: number): ApiKey | ErrorCode {
+  if (source.kind === 'none') return 'NO_KEY';
+  if (source.kind === 'bad-scheme') return 'BAD_AUTH_SCHEME';
+  const key = keys.find(source.key, nowMs);
+  // A key the gateway has, whose plan it lacks, is the operator's mistake: 503, not a wrong key.
+  if (!key) return keys.lacksPlan(source.key) ? 'KEY_PLAN_MISSING' : source.placeholder ? 'PLACEHOLDER_KEY' : 'BAD_KEY';
+  ctx.identified = key;
+  if (key.status === 'unverified') return 'UNVERIFIED_KEY';
+  if (key.status === 'disabled') return 'DISABLED_KEY';
+  if (key.expiresAt !== undefined && nowMs >= key.expiresAt) return 'EXPIRED_KEY';
   return key;
 }
 
