@@ -112,8 +112,9 @@ export class LogDestination {
     return this.queued;
   }
 
-  /** Queues `chunk` (whole lines); dropped and counted when the buffer is full. Never throws. */
-  write(chunk: Buffer): boolean {
+  /** Queues `data` (whole lines; pino's own writes are strings); dropped and counted when the buffer is full. Never throws. */
+  write(data: Buffer | string): boolean {
+    const chunk = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     if (chunk.length === 0) return true;
     if (this.queued + chunk.length > this.maxBuffered) {
       this.drop(chunk);
