@@ -10,7 +10,8 @@ import { ResponseCache } from '../cache/response-cache.js';
 import type { Config } from '../config/schema.js';
 import { Metrics } from '../observability/metrics.js';
 import { HealthBook } from '../upstream/health.js';
-import { bufferSink, LogOutput } from '../observability/log-output.js';
+import { LogDestination } from '../observability/log-destination.js';
+import { LogOutput } from '../observability/log-output.js';
 import { ThrottledWarning, ThrottledWarnings } from '../observability/throttled-log.js';
 import { MemoryQuotaStore } from '../quota/memory.js';
 import { RedisQuotaStore } from '../quota/redis.js';
@@ -50,12 +51,12 @@ const LOG_BUFFER_BYTES = 32 * 1024;
  * fills the pipe with two workers writing and finds every line whole either way.)
  */
 export const PIPE_BUF = 4096;
-/** What sonic-boom writes at once, at most (its default is 16 KiB, below one batch). */
+/** What one write(2) of the log takes, at most. */
 const LOG_MAX_WRITE_BYTES = 4 * LOG_BUFFER_BYTES;
 
 /**
- * How access lines are batched (LogOutput) and written (sonic-boom): `batch` bytes of lines are
- * handed over at once; sonic-boom writes once `minLength` bytes wait, at most `maxWrite` in one
+ * How access lines are batched (LogOutput) and written (observability/log-destination.ts): `batch` bytes of lines are
+ * handed over at once; the destination writes once `minLength` bytes wait, at most `maxWrite` in one
  * write(2) (it merges batches up to that). With `sharedStdout`, no write exceeds PIPE_BUF.
  */
 export function logWriteSizes(sharedStdout: boolean): { batch: number; minLength: number; maxWrite: number } {
@@ -64,11 +65,13 @@ export function logWriteSizes(sharedStdout: boolean): { batch: number; minLength
 }
 /** ... and at least this often, however few. */
 const LOG_FLUSH_MS = 1_000;
+/** At close, how long the last lines may take to be written before what is left is written synchronously. */
+const LOG_SETTLE_MS = 2_000;
 /** How often the records' store is asked whether it answers (/readyz, egw_storage_up). */
 const STORAGE_PING_MS = 5_000;
 
 export class Resources {
-  private readonly logDestination: ReturnType<typeof pino.destination> | undefined;
+  private readonly logDestination: LogDestination | undefined;
   private readonly logTimer: NodeJS.Timeout | undefined;
   readonly now: () => number;
   /** The gateway's logger; fastify itself runs without one (app/server.ts says why). */
@@ -125,40 +128,25 @@ export class Resources {
       this.logOutput = new LogOutput({ write: (chunk) => stream.write(chunk.toString('utf8')) }, LOG_BUFFER_BYTES, true);
     } else {
       const { batch, minLength, maxWrite } = logWriteSizes(cluster.isWorker);
-      const out = pino.destination({ dest: deps.logFile ?? 1, sync: false, contentMode: 'buffer', minLength, maxWrite });
-      // Warnings and errors are written at once, with the lines batched ahead of them (they keep
-      // their order), not within LOG_FLUSH_MS: flush() writes what sonic-boom holds now. A write
-      // already under way makes flush() do nothing, and sonic-boom keeps up to minLength bytes
-      // after a write; so once it is done ('drain', or 'ready' for a file still opening), what
-      // it holds is flushed again. Requests' lines stay batched.
-      let urgent = false;
-      const writeNow = () => {
-        try {
-          out.flush();
-        } catch {
-          // Ending: close() writes what is left.
-        }
-      };
-      const again = () => {
-        if (!urgent) return;
-        urgent = false;
-        writeNow();
-      };
-      out.on('drain', again);
-      out.on('ready', again);
-      const lines = new LogOutput(bufferSink(out), batch, false, () => {
-        urgent = true;
-        writeNow();
+      // Not pino.destination (sonic-boom): a full disk under the log hung the process in its
+      // flushSync, then ended it (observability/log-destination.ts says how). Lines that cannot
+      // be written are dropped and counted; requests are answered and billed all the same.
+      const out = new LogDestination({
+        ...(deps.logFile !== undefined ? { file: deps.logFile } : { fd: 1 }),
+        minLength,
+        maxWrite,
+        recovered: ({ error, droppedLines }) =>
+          this.log.warn({ error, droppedLines }, 'log lines are written again; lines that could not be written were dropped'),
       });
+      // Warnings and errors are written at once, with the lines batched ahead of them (they keep
+      // their order), not within LOG_FLUSH_MS: flush() writes what waits now, or once the write
+      // under way ends. Requests' lines stay batched.
+      const lines = new LogOutput(out, batch, false, () => out.flush());
       this.logDestination = out;
       this.logOutput = lines;
       this.logTimer = setInterval(() => {
         lines.drain();
-        try {
-          out.flush();
-        } catch {
-          // Not ready yet (stdout still opening), or ending: the next tick or close() writes it.
-        }
+        out.flush();
       }, deps.logFlushMs ?? LOG_FLUSH_MS).unref();
       this.log = pino(options, lines);
     }
@@ -230,6 +218,8 @@ export class Resources {
         storageUp: () => this.storageUp,
         recordsStoreFailures: () => (this.store instanceof SqliteStore ? this.store.failures : 0),
         usageRowsWaiting: () => this.usage?.waitingRows ?? 0,
+        logLinesDropped: () => this.logDestination?.droppedLines ?? 0,
+        logWriteFailures: () => this.logDestination?.failedWrites ?? 0,
         upstreamUp: () =>
           [...this.upstreamsNow()].flatMap(({ upstreams: u }) =>
             u.upGauge().map((g) => ({ chain: u.owner, upstream: g.upstream, up: g.up })),
@@ -362,12 +352,8 @@ export class Resources {
   flushLogs(): void {
     this.logOutput.drain();
     const out = this.logDestination;
-    if (!out) return;
-    try {
-      out.flushSync();
-    } catch {
-      // A write already in progress finishes by itself (sonic-boom retries EAGAIN).
-    }
+    // Bounded (LogDestination.flushSync): a destination that fails loses its lines, not the exit.
+    out?.flushSync();
   }
 
   async close(): Promise<void> {
@@ -381,6 +367,8 @@ export class Resources {
     const redis = this.redis;
     if (redis) await redis.quit().catch(() => redis.disconnect());
     if (this.logTimer) clearInterval(this.logTimer);
+    this.logOutput.drain();
+    await this.logDestination?.settle(LOG_SETTLE_MS);
     this.flushLogs();
   }
 }

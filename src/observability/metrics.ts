@@ -22,6 +22,10 @@ export interface MetricSources {
   recordsStoreFailures: () => number;
   /** Usage rows counted but not written to the store yet (a store away keeps them waiting). */
   usageRowsWaiting: () => number;
+  /** Log lines dropped because the log's destination failed or stalled (observability/log-destination.ts). */
+  logLinesDropped?: () => number;
+  /** Writes of the log that failed (each tried again later). */
+  logWriteFailures?: () => number;
   /** Every chain's and service's upstreams, 1 while in the rotation (upstream/client.ts upGauge). */
   upstreamUp?: () => { chain: string; upstream: string; up: number }[];
 }
@@ -232,6 +236,24 @@ export class Metrics {
       registers,
       collect() {
         this.set(sources().usageRowsWaiting());
+      },
+    });
+    new Counter({
+      name: 'egw_log_lines_dropped_total',
+      help: "Log lines dropped because the log's destination failed (a full disk, a file size limit, a closed pipe) or stopped taking them; requests are answered and billed all the same",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources().logLinesDropped?.() ?? 0);
+      },
+    });
+    new Counter({
+      name: 'egw_log_write_failures_total',
+      help: 'Writes of the log that failed (ENOSPC, EFBIG, EPIPE ...); each is tried again a second later, the lines kept meanwhile in a bounded buffer',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources().logWriteFailures?.() ?? 0);
       },
     });
   }

@@ -10,6 +10,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { pino } from 'pino';
 import { AggregatorRegistry, type Registry } from 'prom-client';
+import { LogDestination } from '../observability/log-destination.js';
 
 /** Messages between a worker and the primary about /metrics. */
 export const METRICS_REQUEST = 'egw:metrics-request';
@@ -40,7 +41,13 @@ const MAX_RESTART_PAUSE_MS = 30_000;
  * and hands them over): SIGHUP reloads every worker, SIGTERM or SIGINT drains them and exits.
  */
 export function runPrimary(count: number, shutdownTimeoutMs: number, level: string): (signal: NodeJS.Signals) => void {
-  const log = pino({ level, base: { pid: process.pid, role: 'primary' } });
+  // Not pino's default destination: a write that fails (a full disk under stdout) was thrown
+  // from the logging call and ended the primary, and its workers with it (issue 42, item 2). Each
+  // line is written at once, asynchronously (minLength 0), at most a pipe's atomic write
+  // (PIPE_BUF, pipe(7): the workers share this stdout); what waits at exit, in a bounded flush.
+  const out = new LogDestination({ fd: 1, minLength: 0, maxWrite: 4096 });
+  process.on('exit', () => out.flushSync());
+  const log = pino({ level, base: { pid: process.pid, role: 'primary' } }, out);
   const registry = new AggregatorRegistry();
   const startedAt = new Map<Worker, number>();
   /** Workers that listen and handle their own signals. */

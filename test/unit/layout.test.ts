@@ -79,8 +79,8 @@ const ALLOWED: Record<string, readonly string[]> = {
     'usage',
     'webhooks',
   ],
-  // The cluster's primary process.
-  process: [],
+  // The cluster's primary process; its log lines go through observability/log-destination.ts.
+  process: ['observability'],
   [TOP]: ['admin', 'app', 'auth', 'config', 'process', 'redis', 'upstream'],
 };
 
