@@ -221,6 +221,16 @@ function fail(message: string, code = 2): never {
   process.exit(code);
 }
 
+/** A database URL as a console may show it: host, port and database, never the user or password. */
+function databaseDisplay(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.host}${u.pathname}`;
+  } catch {
+    return 'storage.url';
+  }
+}
+
 export function summarise(config: Config, file: string): string {
   const lines = [`${file}: OK`];
   lines.push(`chains (${Object.keys(config.chains).length}):`);
@@ -237,7 +247,13 @@ export function summarise(config: Config, file: string): string {
   lines.push(
     `quota store: ${config.redis ? `redis (${config.redis.cluster ? 'cluster' : 'single'}, onError ${config.redis.onError})` : 'in process'}`,
   );
-  lines.push(`run-time keys, usage, audit: ${config.redis ? 'redis' : `${config.storage.path} (SQLite)`}`);
+  // The records' store as store/open.ts chooses it: storage.url first, then Redis, then the SQLite file.
+  const records = config.storage.url
+    ? `PostgreSQL (${databaseDisplay(config.storage.url)})`
+    : config.redis
+      ? 'redis'
+      : `${config.storage.path} (SQLite)`;
+  lines.push(`run-time keys, usage, audit: ${records}`);
   lines.push(
     `admin API: ${adminTokens(config.admin).length === 0 ? 'off (no admin.token or admin.tokens)' : `${config.admin.host}:${config.admin.port}`}`,
   );

@@ -2,7 +2,8 @@
 // program itself): every command and subcommand has its help, found wherever --help stands, and
 // the admin listener's address is taken with or without /admin/v1.
 import { describe, expect, it } from 'vitest';
-import { adminApiUrl, adminHelpAsked, commandHelp } from '../../src/cli-main.js';
+import { adminApiUrl, adminHelpAsked, commandHelp, summarise } from '../../src/cli-main.js';
+import { configSchema } from '../../src/config/schema.js';
 
 const KEYS_SUBCOMMANDS = ['create', 'list', 'show', 'update', 'credits', 'roll', 'revoke'];
 
@@ -68,5 +69,26 @@ describe('the admin URL', () => {
         "--admin-url: expected the admin listener's address, such as http://127.0.0.1:9091 (with or without /admin/v1)",
       );
     }
+  });
+});
+
+describe('check-config (summarise)', () => {
+  it('names the records store as it is chosen: PostgreSQL when storage.url is set, even beside redis, without its password (issue 42, item 9)', () => {
+    const base = {
+      chains: { '1': { name: 'E', upstreams: ['http://127.0.0.1:1'] } },
+      plans: { free: { rps: 1, credits: 1, period: 'daily' } },
+    };
+    const pg = configSchema.parse({
+      ...base,
+      redis: { url: 'redis://127.0.0.1:6379' },
+      storage: { url: 'postgres://egw:s3cret@db.internal:5432/gateway' },
+    });
+    const text = summarise(pg, 'g.yaml');
+    expect(text).toContain('run-time keys, usage, audit: PostgreSQL (db.internal:5432/gateway)');
+    expect(text).not.toContain('s3cret');
+    expect(summarise(configSchema.parse({ ...base, redis: { url: 'redis://127.0.0.1:6379' } }), 'g.yaml')).toContain(
+      'run-time keys, usage, audit: redis',
+    );
+    expect(summarise(configSchema.parse(base), 'g.yaml')).toMatch(/run-time keys, usage, audit: .*\(SQLite\)/);
   });
 });
