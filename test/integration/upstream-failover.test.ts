@@ -46,6 +46,14 @@ async function gatewayWith(
   return startGateway(config, opts.now ? { now: opts.now } : {});
 }
 
+/** A write: one eth_sendRawTransaction through the gateway's JSON-RPC path. */
+const sendRaw = (g: TestGateway) =>
+  g.get('/1/api/eth-rpc', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: ['0x02f8'] }),
+  });
+
 const credits = (res: Response) => Number(res.headers.get('x-credits-remaining'));
 
 /** `name{labels}` value from /metrics, 0 when absent. */
@@ -162,11 +170,7 @@ describe('writes are sent once', () => {
     bad.set({ failStatus: 503 });
     const g = await gatewayWith({ hedgeAfterMs: 0 });
     try {
-      const res = await g.get('/1/api/eth-rpc', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: ['0x02f8'] }),
-      });
+      const res = await sendRaw(g);
       expect(res.status).toBe(502);
       expect(bad.hits()).toBe(1);
       expect(good.hits()).toBe(0);
@@ -408,11 +412,7 @@ describe('hedged reads', () => {
     good.set({ delayMs: 300 });
     const g = await gatewayWith({ hedgeAfterMs: 5, hedgeMaxPercent: 100 });
     try {
-      const res = await g.get('/1/api/eth-rpc', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: ['0x02f8'] }),
-      });
+      const res = await sendRaw(g);
       expect(res.status).toBe(200);
       expect(bad.hits() + good.hits()).toBe(1);
     } finally {
@@ -535,13 +535,7 @@ describe('faults', () => {
               bad.set(kinds[step.a]!);
               good.set(kinds[step.b]!);
               const attemptsBefore = await metricSum(g, 'egw_upstream_attempts_total');
-              const res = step.write
-                ? await g.get('/1/api/eth-rpc', {
-                    method: 'POST',
-                    headers: { 'content-type': 'application/json' },
-                    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: ['0x02f8'] }),
-                  })
-                : await g.get(balances());
+              const res = step.write ? await sendRaw(g) : await g.get(balances());
               await res.arrayBuffer();
               expect(res.status).not.toBe(429);
               if (step.write) expect(bad.hits() + good.hits()).toBeLessThanOrEqual(1);
