@@ -99,7 +99,7 @@ describe.each(['sqlite', 'redis', 'postgres'] as const)('webhooks (%s store)', (
         },
         `attempt ${attempt - 1} recorded`,
       );
-      expect(d!.lastStatus).toBe(503);
+      expect(d!.lastStatus, `attempt ${attempt - 1}: ${d!.lastError ?? ''}`).toBe(503);
       clock.now += wait;
       await until(() => receiver.received.length >= before + attempt, `attempt ${attempt}`);
     }
@@ -153,7 +153,11 @@ describe.each(['sqlite', 'redis', 'postgres'] as const)('webhooks (%s store)', (
     const list = await until(async () => {
       const l = await deliveries(`key=${key.id}&webhook=${hook.body.id}&status=delivered`);
       return l.length === 3 && l;
-    }, 'the three key events delivered');
+    }, 'the three key events delivered').catch(async (err: unknown) => {
+      // Say what the attempts met (their lastError) rather than only that the wait ran out.
+      const all = await deliveries(`key=${key.id}&webhook=${hook.body.id}`);
+      throw new Error(`${(err as Error).message}: ${JSON.stringify(all.map((d) => [d.type, d.status, d.lastStatus, d.lastError]))}`);
+    });
     expect(list.map((d) => d.type).sort()).toEqual(['key.created', 'key.expiring', 'key.revoked']);
     const expiring = list.find((d) => d.type === 'key.expiring')!;
     expect(expiring.event.data).toMatchObject({ notice: '7d', key: { id: key.id } });
