@@ -16,6 +16,7 @@ import { ThrottledWarning, ThrottledWarnings } from '../observability/throttled-
 import { MemoryQuotaStore } from '../quota/memory.js';
 import { RedisQuotaStore } from '../quota/redis.js';
 import { QuotaStep } from '../quota/step.js';
+import { OutageBook } from '../quota/outage.js';
 import type { QuotaStore } from '../quota/types.js';
 import { createRedis, type RedisClient } from '../redis/client.js';
 import { KEEPS_NOTHING, keepsNothing, lostOnRestart, readPersistence, VOLATILE_FIX, volatileRefusal } from '../redis/persistence.js';
@@ -174,9 +175,8 @@ export class Resources {
       log: this.log,
     });
     if (this.store instanceof SqliteStore) this.watchSqlite(this.store);
-    this.quotaStore =
-      deps.quotaStore ??
-      (redis && config.redis
+    const redisQuota =
+      deps.quotaStore === undefined && redis && config.redis
         ? new RedisQuotaStore(redis, config.redis.keyPrefix, {
             leases: config.redis.leases,
             now: this.now,
@@ -184,8 +184,15 @@ export class Resources {
             retentionDays: config.usage.retentionDays,
             hourlyRetentionDays: Math.min(config.usage.hourlyRetentionDays, config.usage.retentionDays),
           })
-        : new MemoryQuotaStore(this.store.ledgers));
-    this.quota = new QuotaStep(this.quotaStore, this.log, this.now);
+        : undefined;
+    this.quotaStore = deps.quotaStore ?? redisQuota ?? new MemoryQuotaStore(this.store.ledgers);
+    // While Redis is away, `onError: open` serves within a local window and allowance, billed once
+    // it is back (quota/outage.ts); `closed` refuses instead.
+    const outage =
+      redisQuota && config.redis?.onError === 'open'
+        ? new OutageBook(redisQuota, config.redis.outageShare, `${process.pid.toString(36)}.${this.now().toString(36)}`)
+        : undefined;
+    this.quota = new QuotaStep(this.quotaStore, this.log, this.now, outage);
     this.runtime = new RuntimeKeys(this.store.keys, (change) => this.applyKeyChange(change), this.log);
     const usage = this.store.usage;
     this.usage = config.usage.enabled ? new UsageRecorder((rows, batchId) => usage.addUsage(rows, batchId), this.log, this.now) : undefined;
@@ -214,6 +221,12 @@ export class Resources {
       () => ({
         cache: () => ({ ...this.cache.counters, bytes: this.cache.bytes, entries: this.cache.entries }),
         quotaStoreFailures: () => this.quota.failures,
+        quotaOutage: () => ({
+          decisions: this.quota.outageDecisions,
+          owed: this.quota.outageOwed,
+          billed: this.quota.outageBilled,
+          overdraft: this.quota.outageOverdraft,
+        }),
         cacheStoreFailures: () => this.sharedTier?.failures ?? 0,
         storageUp: () => this.storageUp,
         recordsStoreFailures: () => (this.store instanceof SqliteStore ? this.store.failures : 0),
@@ -362,6 +375,7 @@ export class Resources {
     await this.webhooks.close();
     // Usage and spend first, while their stores are still open: SIGTERM loses none.
     await this.usage?.close();
+    await this.quota.close();
     await this.quotaStore.close();
     await this.store.close();
     const redis = this.redis;

@@ -168,6 +168,16 @@ export const redisSchema = z
     keyPrefix: z.string({ error: 'expected a string' }).default('egw:'),
     /** open: serve with all quota headers -1 when Redis fails; closed: answer 503. */
     onError: z.enum(['open', 'closed'], { error: 'expected open or closed' }).default('open'),
+    /**
+     * With onError open, what each process may serve an account while Redis is away: this share of
+     * the balance it last saw for the account (of the plan's credits when it saw none), at the
+     * plan's rps, billed once Redis is back (quota/outage.ts). 0: refuse with 402 meanwhile.
+     */
+    outageShare: z
+      .number({ error: 'expected a number from 0 to 1' })
+      .min(0, { error: 'expected a number from 0 to 1' })
+      .max(1, { error: 'expected a number from 0 to 1' })
+      .default(0.1),
     /** How long one Redis command may take before the store counts as failed, ms. */
     commandTimeoutMs: positiveInt().default(250),
     /**

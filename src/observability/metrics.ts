@@ -26,6 +26,13 @@ export interface MetricSources {
   logLinesDropped?: () => number;
   /** Writes of the log that failed (each tried again later). */
   logWriteFailures?: () => number;
+  /** What was decided in process while the quota store was away (quota/step.ts, quota/outage.ts). */
+  quotaOutage?: () => {
+    decisions: Record<'ok' | 'rate_limited' | 'out_of_credits', number>;
+    owed: number;
+    billed: number;
+    overdraft: number;
+  };
   /** Every chain's and service's upstreams, 1 while in the rotation (upstream/client.ts upGauge). */
   upstreamUp?: () => { chain: string; upstream: string; up: number }[];
 }
@@ -220,6 +227,38 @@ export class Metrics {
         this.inc({ store: 'quota' }, sources().quotaStoreFailures());
         this.inc({ store: 'cache' }, sources().cacheStoreFailures());
         this.inc({ store: 'records' }, sources().recordsStoreFailures());
+      },
+    });
+    new Counter({
+      name: 'egw_quota_outage_decisions_total',
+      help: 'Requests decided in process while the quota store (Redis) was away, by outcome (redis.onError: open; quota/outage.ts)',
+      labelNames: ['outcome'],
+      registers,
+      collect() {
+        this.reset();
+        const o = sources().quotaOutage?.();
+        if (o === undefined) return;
+        for (const outcome of ['ok', 'rate_limited', 'out_of_credits'] as const) this.inc({ outcome }, o.decisions[outcome]);
+      },
+    });
+    new Counter({
+      name: 'egw_quota_outage_credits_total',
+      help: 'Credits served while the quota store was away and billed once it was back (billed), and of those what the account did not have (overdraft)',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        this.reset();
+        const o = sources().quotaOutage?.();
+        this.inc({ kind: 'billed' }, o?.billed ?? 0);
+        this.inc({ kind: 'overdraft' }, o?.overdraft ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'egw_quota_outage_owed_credits',
+      help: 'Credits served while the quota store was away and not billed in it yet',
+      registers,
+      collect() {
+        this.set(sources().quotaOutage?.().owed ?? 0);
       },
     });
     new Gauge({

@@ -28,6 +28,11 @@ export function creditKeyTtlMs(periodEndMs: number, nowMs: number): number {
  * decision call that billed (with leases, a few per busy key and second).
  */
 export const CALL_RECORD_MS = 60_000;
+/**
+ * How long a charge's marker is kept (outage.ts): a charge is sent again until Redis answers, so
+ * its marker must outlive every resend; a day is far beyond any.
+ */
+export const CHARGE_MARKER_MS = 86_400_000;
 
 const escapePart = (s: string) => s.replace(/[%|\r\n]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 
@@ -89,6 +94,11 @@ export class QuotaKeys {
   /** That a refund was applied: a refund sent again (its first reply lost) gives nothing more. */
   refund(account: string, refundId: string): string {
     return `${this.prefix}{${account}}:refund:${refundId}`;
+  }
+
+  /** That a charge of an outage was billed (outage.ts): a charge sent again bills nothing more. */
+  charge(account: string, chargeId: string): string {
+    return `${this.prefix}{${account}}:charge:${chargeId}`;
   }
 
   /** The pub/sub channel of lease recalls (recall.ts): one for every account. */

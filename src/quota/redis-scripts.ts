@@ -600,6 +600,110 @@ export function encodeRefund(keys: RefundKeys, args: RefundArgs): KeysAndArgs {
   return encode(REFUND_KEY_ORDER, keys, REFUND_ARG_ORDER, args);
 }
 
+/** Bills what a process served while Redis was away (quota/outage.ts). */
+export interface ChargeKeys {
+  /** Credits spent in the period, and in its twin. */
+  creditsKey: string;
+  twinCreditsKey: string;
+  /** Bought credits. */
+  topupKey: string;
+  /** The charge's marker: present once it was billed. */
+  markerKey: string;
+  /** The usage credits of the day the credits were served, and their hours'. */
+  usageKey: string;
+  usageHourKey: string;
+}
+
+export interface ChargeArgs {
+  /** The plan's credits per period. */
+  planCredits: number;
+  /** The ttl the credit counters get when they have none (redis-keys.ts). */
+  creditKeyTtlMs: number;
+  twinKeyTtlMs: number;
+  /** How long the marker is kept. */
+  markerMs: number;
+  /** What was served, by usage row (encodeUsage). */
+  usage: string;
+  usageTtlMs: number;
+  /** The UTC hour the credits were served in (`00`-`23`) and the ttl of its day's hourly usage credits. */
+  usageHour: string;
+  usageHourTtlMs: number;
+}
+
+const CHARGE_KEYS: Positions<ChargeKeys> = {
+  creditsKey: 'as-is',
+  twinCreditsKey: 'as-is',
+  topupKey: 'as-is',
+  markerKey: 'as-is',
+  usageKey: 'as-is',
+  usageHourKey: 'as-is',
+};
+const CHARGE_ARGV: Positions<ChargeArgs> = {
+  planCredits: 'tonumber',
+  creditKeyTtlMs: 'as-is',
+  twinKeyTtlMs: 'as-is',
+  markerMs: 'as-is',
+  usage: 'as-is',
+  usageTtlMs: 'as-is',
+  usageHour: 'as-is',
+  usageHourTtlMs: 'as-is',
+};
+const CHARGE_KEY_ORDER = order(CHARGE_KEYS);
+const CHARGE_ARG_ORDER = order(CHARGE_ARGV);
+
+/** The charge script's reply: where the credits were taken from, and what the account did not have. */
+export interface ChargeReply {
+  /** 0 when the marker said the charge was billed before (then the rest are 0). */
+  applied: number;
+  fromAllowance: number;
+  fromTopup: number;
+  /** Served beyond the allowance and bought credits: counted as spent (the balance reads 0). */
+  overdraft: number;
+}
+const CHARGE_REPLY: Returns<ChargeReply> = {
+  applied: '1',
+  fromAllowance: 'fromAllowance',
+  fromTopup: 'fromTopup',
+  overdraft: 'amount - fromAllowance - fromTopup',
+};
+const CHARGE = indexes(CHARGE_REPLY);
+
+// Once per charge: a charge sent again (its first reply lost) finds its marker and bills nothing
+// more. The period's allowance is spent first, then bought credits; what neither covers still
+// counts as spent, so the usage credits are what was served and the balance reads 0.
+const CHARGE_LUA = `
+${prologue(CHARGE_KEYS, CHARGE_ARGV)}
+if not redis.call('set', markerKey, '1', 'NX', 'PX', markerMs) then return {0, 0, 0, 0} end
+local amount = 0
+for a in string.gmatch(usage, '(%d+) [^\\n]+') do amount = amount + tonumber(a) end
+local spent = tonumber(redis.call('get', creditsKey) or '0')
+local fromAllowance = math.min(amount, math.max(planCredits - spent, 0))
+local fromTopup = math.min(amount - fromAllowance, math.max(tonumber(redis.call('get', topupKey) or '0'), 0))
+local toAllowance = amount - fromTopup
+if toAllowance > 0 then
+  ${spendLua('creditsKey', 'toAllowance', 'creditKeyTtlMs')}
+  ${spendLua('twinCreditsKey', 'toAllowance', 'twinKeyTtlMs')}
+end
+if fromTopup > 0 then redis.call('decrby', topupKey, fromTopup) end
+${usageLua('usageKey', 'usage', '', 'usageTtlMs', 'usageHourKey', 'usageHour', 'usageHourTtlMs')}
+local out = {}
+${appendLua(CHARGE_REPLY, '')}
+return out
+`;
+
+export function encodeCharge(keys: ChargeKeys, args: ChargeArgs): KeysAndArgs {
+  return encode(CHARGE_KEY_ORDER, keys, CHARGE_ARG_ORDER, args);
+}
+
+export function decodeCharge(reply: readonly number[]): ChargeReply {
+  return {
+    applied: reply[CHARGE.applied] ?? 0,
+    fromAllowance: reply[CHARGE.fromAllowance] ?? 0,
+    fromTopup: reply[CHARGE.fromTopup] ?? 0,
+    overdraft: reply[CHARGE.overdraft] ?? 0,
+  };
+}
+
 /** Voids a decision call whose reply was lost. */
 export interface VoidKeys {
   /** The call's record (DecideKeys.callKey). */
@@ -781,13 +885,14 @@ function define<K>(client: RedisClient, name: string, keys: Positions<K>, lua: s
   return command.bind(client);
 }
 
-/** The five scripts on one client, typed. */
+/** The six scripts on one client, typed. */
 export class QuotaScripts {
   private readonly decideCommand: Command;
   private readonly adjustTopUpCommand: Command;
   private readonly settleCommand: Command;
   private readonly refundCommand: Command;
   private readonly voidCommand: Command;
+  private readonly chargeCommand: Command;
 
   constructor(client: RedisClient) {
     this.voidCommand = define(client, 'egwQuotaVoid', VOID_KEYS, VOID_LUA);
@@ -795,6 +900,12 @@ export class QuotaScripts {
     this.refundCommand = define(client, 'egwQuotaRefund', REFUND_KEYS, REFUND_LUA);
     this.settleCommand = define(client, 'egwQuotaSettle', SETTLE_KEYS, SETTLE_LUA);
     this.adjustTopUpCommand = define(client, 'egwQuotaAdjustTopUp', ADJUST_TOPUP_KEYS, ADJUST_TOPUP_LUA);
+    this.chargeCommand = define(client, 'egwQuotaCharge', CHARGE_KEYS, CHARGE_LUA);
+  }
+
+  /** Bills what a process served while Redis was away, once per charge id. */
+  charge(keys: ChargeKeys, args: ChargeArgs): Promise<ChargeReply> {
+    return this.chargeCommand(...encodeCharge(keys, args)).then((reply) => decodeCharge(reply as number[]));
   }
 
   /** Adds to or sets an account's bought credits, never below what live leases hold of them. */

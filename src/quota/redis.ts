@@ -60,8 +60,9 @@ import {
   type Settlement,
 } from './lease.js';
 import { DAY_MS, utcDay } from '../store/day.js';
-import { CALL_RECORD_MS, creditKeyTtlMs, QuotaKeys, RATE_KEY_TTL_MS, usageCreditField, usageHour } from './redis-keys.js';
-import { encodeUsage, QuotaScripts, type DecideReply } from './redis-scripts.js';
+import { CALL_RECORD_MS, CHARGE_MARKER_MS, creditKeyTtlMs, QuotaKeys, RATE_KEY_TTL_MS, usageCreditField, usageHour } from './redis-keys.js';
+import { encodeUsage, QuotaScripts, type ChargeReply, type DecideReply } from './redis-scripts.js';
+import type { Charge } from './outage.js';
 import { RECALL_HOLD_MS, RecallChannel } from './recall.js';
 import type { UsageQuery, UsageRow } from '../store/types.js';
 import {
@@ -177,6 +178,8 @@ export class RedisQuotaStore implements QuotaStore {
   /** The accounts this process added to the day's usage accounts (indexUsage), and that day. */
   private indexed = new Set<string>();
   private indexedDay = '';
+  /** The balance each account's last call left (knownBalance), for the allowance of an outage (outage.ts). */
+  private readonly balances = new Map<string, number>();
 
   constructor(
     private readonly client: RedisClient,
@@ -359,6 +362,8 @@ export class RedisQuotaStore implements QuotaStore {
       this.recalls !== undefined && b.redo === undefined && reply.held > 0
         ? ({ costs: [], fields: [], waiters: [] } as Pick<Batch, 'costs' | 'fields' | 'waiters'>)
         : undefined;
+    const last = reply.perRequest[reply.perRequest.length - 1];
+    if (last !== undefined) this.balances.set(q.account, last.balance);
     b.waiters.forEach((w, i) => {
       const r = reply.perRequest[i];
       const outcome = r?.outcome ?? 'ok';
@@ -458,6 +463,45 @@ export class RedisQuotaStore implements QuotaStore {
           this.armSweeper();
         },
       );
+  }
+
+  /** The balance the account's last call in Redis left, if this process made one (outage.ts). */
+  knownBalance(account: string): number | undefined {
+    return this.balances.get(account);
+  }
+
+  /**
+   * Bills what this process served while Redis was away (outage.ts), once per charge id: the
+   * allowance first, then bought credits, the rest counted as spent; the usage credits of the
+   * hour it was served in get all of it.
+   */
+  async charge(c: Charge): Promise<ChargeReply> {
+    const period = periodWindow(c.period, c.atMs);
+    const twin = twinWindow(period, c.atMs);
+    const day = utcDay(c.atMs);
+    const now = this.now();
+    this.indexUsage(c.account, day);
+    const usage = encodeUsage(c.rows.map((r) => [usageCreditField(r.keyId, r.chain, r.route, r.usageAccount), r.credits] as const));
+    return this.scripts.charge(
+      {
+        creditsKey: this.keys.credits(c.account, period.id),
+        twinCreditsKey: this.keys.credits(c.account, twin.id),
+        topupKey: this.keys.topup(c.account),
+        markerKey: this.keys.charge(c.account, c.id),
+        usageKey: this.keys.usageCredits(c.account, day),
+        usageHourKey: this.keys.usageHourCredits(c.account, day),
+      },
+      {
+        planCredits: c.planCredits,
+        creditKeyTtlMs: creditKeyTtlMs(period.endMs, now),
+        twinKeyTtlMs: creditKeyTtlMs(twin.endMs, now),
+        markerMs: CHARGE_MARKER_MS,
+        usage,
+        usageTtlMs: this.usageTtlMs(day, now),
+        usageHour: usageHour(c.atMs),
+        usageHourTtlMs: this.usageHourTtlMs(day, now),
+      },
+    );
   }
 
   /** Sends a refund under its id (applied once, however often it is sent). */

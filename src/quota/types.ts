@@ -63,6 +63,11 @@ export interface QuotaDecision {
   fromTopup: number;
   /** The period the credits were taken from, for a refund. */
   periodId: string;
+  /**
+   * Decided in this process while the store was away (outage.ts): its credits are owed to the
+   * store, settled by QuotaStep.settleLocal, never refunded; the quota headers read -1.
+   */
+  local?: true;
 }
 
 /** Gives back what a decision took, to the buckets it came from. */

@@ -17,19 +17,20 @@ export function finish(state: GatewayState, ctx: RequestContext, method: string,
   let charged = 0;
   if (d !== undefined && key !== undefined && d.billed > 0) {
     charged = chargedFor(d.billed, ctx.status, ctx.answeredBy);
-    if (charged < d.billed) {
-      // All of it back, to the buckets it came from (all or nothing), once: finish() runs once.
-      const usage =
-        ctx.chainId !== undefined && ctx.route !== undefined
-          ? { nowMs: ctx.nowMs, keyId: key.id, account: key.usageAccount, chain: ctx.chainId, route: ctx.route }
-          : undefined;
+    const usage =
+      ctx.chainId !== undefined && ctx.route !== undefined
+        ? { nowMs: ctx.nowMs, keyId: key.id, account: key.usageAccount, chain: ctx.chainId, route: ctx.route }
+        : undefined;
+    // Decided while the store was away: owed to it, or back to the local allowance (quota/outage.ts).
+    if (d.local) state.quota.settleLocal(key, d, charged, usage);
+    // All of it back, to the buckets it came from (all or nothing), once: finish() runs once.
+    else if (charged < d.billed)
       state.quota.refund({ account: key.account, periodId: d.periodId, amount: d.billed, fromTopup: d.fromTopup, usage });
-    }
   }
   const { metrics } = state;
   metrics.request(ctx.chainId ?? 'none', ctx.route ?? 'none', ctx.status);
   if (key !== undefined) {
-    if (d !== undefined) state.alerts?.decided(key, d, ctx.status, ctx.nowMs);
+    if (d !== undefined && !d.local) state.alerts?.decided(key, d, ctx.status, ctx.nowMs);
     if (charged > 0) metrics.spent(key.planName, key.name, charged);
     if (ctx.status === 429) metrics.refused(key.planName, 'rate_limited');
     else if (ctx.status === 402) metrics.refused(key.planName, 'out_of_credits');

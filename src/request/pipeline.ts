@@ -259,7 +259,18 @@ function afterRoute(
   if (decided instanceof Promise) {
     return decided.then(
       (decision) => afterQuota(state, ctx, request, reply, resolved, decision, state.now(), form, body),
-      (err: unknown) => afterQuota(state, ctx, request, reply, resolved, state.quota.storeFailed(err), state.now(), form, body),
+      (err: unknown) =>
+        afterQuota(
+          state,
+          ctx,
+          request,
+          reply,
+          resolved,
+          state.quota.storeFailed(err, key, cost, now, ctx.chainId, ctx.route),
+          state.now(),
+          form,
+          body,
+        ),
     );
   }
   return afterQuota(state, ctx, request, reply, resolved, decided, now, form, body);

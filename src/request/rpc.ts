@@ -215,7 +215,7 @@ interface Decided {
 
 async function decide(state: GatewayState, ctx: RequestContext, key: ApiKey, cost: number, route: string, now: number): Promise<Decided> {
   const decision = await settled(state.quota.decide(key, cost, now, ctx.chainId ?? 'none', route)).catch((err: unknown) =>
-    state.quota.storeFailed(err),
+    state.quota.storeFailed(err, key, cost, now, ctx.chainId ?? 'none', route),
   );
   let refusal: Decided['refusal'];
   if (decision === undefined && state.onQuotaError === 'closed') refusal = 'QUOTA_UNAVAILABLE';
@@ -243,7 +243,7 @@ function refuseQuota(
   const code = decided.refusal!;
   const spec = ERRORS[code];
   const d = decided.decision;
-  if (d?.outcome === 'out_of_credits') state.alerts?.decided(key, d, 402, ctx.nowMs);
+  if (d?.outcome === 'out_of_credits' && !d.local) state.alerts?.decided(key, d, 402, ctx.nowMs);
   ctx.decision = summary(d, 0);
   const error: RpcError = { code: code === 'QUOTA_UNAVAILABLE' ? INTERNAL_ERROR : LIMIT_EXCEEDED, message: spec.message };
   const extra: Record<string, string> = {};
@@ -318,9 +318,14 @@ function settle(
 ): number {
   let refunded = 0;
   let topupLeft = d?.fromTopup ?? 0;
+  let owed = 0;
   for (const slot of slots) {
     let charged = d !== undefined && d.billed > 0 ? slot.cost : 0;
-    if (charged > 0 && chargedFor(charged, slot.status, slot.from) < charged) {
+    if (d?.local && charged > 0) {
+      // Decided while the store was away (quota/outage.ts): settled below, never refunded.
+      charged = chargedFor(charged, slot.status, slot.from);
+      owed += charged;
+    } else if (charged > 0 && chargedFor(charged, slot.status, slot.from) < charged) {
       const fromTopup = Math.min(charged, topupLeft);
       topupLeft -= fromTopup;
       // The usage row the decision counted the credits in (requestRoute).
@@ -331,6 +336,16 @@ function settle(
     }
     if (charged > 0) state.metrics.spent(key.planName, key.name, charged);
     recordCall(state, ctx, key, slot.route, slot.status, charged, slot.cache === 'HIT' || slot.cache === 'STALE');
+  }
+  if (d?.local && d.billed > 0) {
+    state.quota.settleLocal(key, d, owed, {
+      nowMs: ctx.nowMs,
+      keyId: key.id,
+      account: key.usageAccount,
+      chain: ctx.chainId ?? 'none',
+      route,
+    });
+    return d.billed - owed;
   }
   if (d !== undefined) state.alerts?.decided(key, { ...d, billed: d.billed - refunded }, 200, ctx.nowMs);
   return refunded;

@@ -45,11 +45,12 @@ export function chargedFor(billed: number, status: number, source: AnswerSource)
  * The four quota header values, written at lines[at], lines[at + 2], lines[at + 4] and
  * lines[at + 6] (the values of name/value pairs): the plan's rps, what is left of the window,
  * milliseconds until it ends, and the balance after this answer is billed (an answer that is
- * not billable already shows the refund). All -1 when the quota store failed (redis.onError: open).
+ * not billable already shows the refund). All -1 when the quota store failed (redis.onError: open),
+ * also when the request was decided in process meanwhile (quota/outage.ts).
  */
 function writeQuotaValues(lines: string[], at: number, ctx: RequestContext, status: number): void {
   const d = ctx.decision;
-  if (d === undefined || ctx.key === undefined) {
+  if (d === undefined || ctx.key === undefined || d.local !== undefined) {
     lines[at] = lines[at + 2] = lines[at + 4] = lines[at + 6] = '-1';
     return;
   }
