@@ -5,7 +5,8 @@
 //
 //   npm run chaos -- [--only NAME[,NAME]] [--duration S] [--connections N] [--out FILE]
 //
-// Scenarios: redis-restart (without persistence, then with --appendonly yes), redis-freeze,
+// Scenarios: redis-restart (without persistence, then with --appendonly yes), redis-freeze (a plan
+// above the load's rate, then one below it: the rate kept while Redis is away),
 // upstream-flap, reload-under-load, sigterm-under-load. Each prints a short table (answers by
 // status, credits billed against billed answers times the route's cost, the gateway's RSS from
 // /proc/PID/status, latency) and a PASS/FAIL line per invariant; the exit code is 1 if any failed.
@@ -75,6 +76,8 @@ const PLANS = {
   bigger: { rps: 900_000, credits: 600_000_000, period: 'monthly' },
   // No allowance: everything this plan's keys spend comes from bought credits.
   topup: { rps: 1_000_000, credits: 0, period: 'monthly' },
+  // Below what the load reaches: redis-freeze (rate) shows the rate kept while Redis is away.
+  limited: { rps: 1_000, credits: 500_000_000, period: 'monthly' },
 } as const;
 
 // ---- processes, directories and servers this run started, so that Ctrl-C ends exactly those
@@ -669,8 +672,10 @@ function latency(shots: readonly Shot[]): { p50: number; p99: number; max: numbe
 interface Ledger {
   /** Answers the quota store decided and billed, and kept billed (2xx, 4xx other than refusals). */
   billed: number;
-  /** Answers served while the store failed (quota headers -1, redis.onError open): free. */
+  /** Answers while the store failed (quota headers -1, redis.onError open). */
   failOpen: number;
+  /** Of those, 2xx: decided in process and billed once the store was back (src/quota/outage.ts). */
+  servedOpen: number;
   /** 5xx answers that had been billed: refunded. */
   refunded: number;
   /** 429 and 402: refused by the decision, not billed. */
@@ -685,16 +690,20 @@ interface Ledger {
  * and refunded when the answer is a 5xx (docs/clients.md "Response headers" and "Rate limits and credits").
  */
 function ledger(shots: readonly Shot[]): Ledger {
-  const l: Ledger = { billed: 0, failOpen: 0, refunded: 0, refused: 0, noQuota: 0, expected: 0 };
+  const l: Ledger = { billed: 0, failOpen: 0, servedOpen: 0, refunded: 0, refused: 0, noQuota: 0, expected: 0 };
   for (const s of shots) {
     if (s.status === 0) continue;
     if (s.credits === null) l.noQuota++;
-    else if (s.credits === -1) l.failOpen++;
-    else if (s.status >= 500) l.refunded++;
+    else if (s.credits === -1) {
+      // Served while Redis was away: decided in process and billed once Redis is back
+      // (src/quota/outage.ts), when the answer is billable (a 2xx).
+      l.failOpen++;
+      if (s.status >= 200 && s.status < 300) l.servedOpen++;
+    } else if (s.status >= 500) l.refunded++;
     else if (s.status === 429 || s.status === 402) l.refused++;
     else l.billed++;
   }
-  l.expected = l.billed * COST;
+  l.expected = (l.billed + l.servedOpen) * COST;
   return l;
 }
 
@@ -1036,7 +1045,7 @@ async function redisRestart(scope: Scope, opt: Options, aof: boolean): Promise<R
  * redis.commandTimeoutMs, the store is then skipped for a second (src/quota/step.ts,
  * STORE_BACKOFF_MS), and the gateway serves under onError open.
  */
-async function redisFreeze(scope: Scope, opt: Options): Promise<Report> {
+async function redisFreeze(scope: Scope, opt: Options, plan: 'big' | 'limited'): Promise<Report> {
   const commandTimeoutMs = 250;
   const freezeMs = Math.min(3_000, opt.durationMs * 0.3);
   const redis = new RedisServer(await freePort(), join(scope.dir, 'redis'), false);
@@ -1045,7 +1054,7 @@ async function redisFreeze(scope: Scope, opt: Options): Promise<Report> {
   const explorer = await startFixtureExplorer();
   scope.defer('fixture explorer', () => explorer.close());
   const gw = await Gateway.start(scope, 'gateway', (o) =>
-    baseConfig(o, { upstreams: [explorer.url], redis: { url: redis.url, onError: 'open', commandTimeoutMs, volatile: true } }),
+    baseConfig(o, { upstreams: [explorer.url], plan, redis: { url: redis.url, onError: 'open', commandTimeoutMs, volatile: true } }),
   );
   const yamlId = await gw.keyId('chaos-yaml');
   const targets: Target[] = [
@@ -1104,18 +1113,33 @@ async function redisFreeze(scope: Scope, opt: Options): Promise<Report> {
       `${ms1(lb.p50)}/${ms1(lb.p99)}/${ms1(lb.max)} (${fmt(lb.n)}) · ${ms1(ld.p50)}/${ms1(ld.p99)}/${ms1(ld.max)} (${fmt(ld.n)}) · ${ms1(la.p50)}/${ms1(la.p99)}/${ms1(la.max)} (${fmt(la.n)})`,
     ],
     ['answers during the freeze', `${byStatus(during)}; quota headers -1 on ${fmt(ledger(during).failOpen)}`],
-    ['answers served free (-1): waited for a timed-out call / store skipped', `${fmt(timedOut)} / ${fmt(l.failOpen - timedOut)}`],
+    ['answers decided in process (-1): waited for a timed-out call / store skipped', `${fmt(timedOut)} / ${fmt(l.failOpen - timedOut)}`],
+    ['of those served (2xx), billed once Redis was back', `${fmt(l.servedOpen)} × ${COST} = ${fmt(l.servedOpen * COST)}`],
     ['quota store failures counted (egw_store_errors_total{store="quota"})', fmt(storeErrors)],
     [
       'credits billed (remaining at start − at end)',
       `${fmt(initial.remaining)} − ${final === undefined ? '–' : fmt(final.remaining)} = ${fmt(billed)}`,
     ],
-    ['expected (billed answers × ' + COST + ')', `${fmt(l.billed)} × ${COST} = ${fmt(l.expected)}`],
+    ['expected (billed answers × ' + COST + ')', `(${fmt(l.billed)} + ${fmt(l.servedOpen)}) × ${COST} = ${fmt(l.expected)}`],
     ['usage rows (credits / requests / errors)', `${fmt(usage.credits)} / ${fmt(usage.requests)} / ${fmt(usage.errors)}`],
   ];
+  // While Redis is away the process keeps the plan's rps in windows of its own (src/quota/outage.ts):
+  // a freeze of F seconds spans at most ceil(F) + 1 of them.
+  const rps = PLANS[plan].rps;
+  const servedDuring = during.filter((s) => s.status >= 200 && s.status < 300).length;
+  const rateBound = rps * (Math.ceil((thawAt - freezeAt) / 1_000) + 1);
+  rows.push([
+    '2xx during the freeze against the plan (rps × windows it spans)',
+    `${fmt(servedDuring)} ≤ ${fmt(rateBound)} (rps ${fmt(rps)})`,
+  ]);
   const checks: Check[] = [
     check('no 5xx', fiveXX === 0, `${fmt(fiveXX)} answers ≥ 500`),
     check('every request answered', lost === 0, `${fmt(lost)} without an answer`),
+    check(
+      'the rate kept while Redis was away',
+      servedDuring <= rateBound,
+      `${fmt(servedDuring)} answers served, at most ${fmt(rateBound)} allowed`,
+    ),
     check(
       'kept answering during the freeze',
       ld.n > 0 && ld.max <= bound,
@@ -1141,7 +1165,7 @@ async function redisFreeze(scope: Scope, opt: Options): Promise<Report> {
         '"Edges, said plainly" names one repeat of one batch; a stall of several seconds repeats every batch it spans',
     );
   }
-  return { title: `redis-freeze (SIGSTOP ${secs(freezeMs)} s)`, rows, checks, notes };
+  return { title: `redis-freeze (SIGSTOP ${secs(freezeMs)} s, plan rps ${fmt(rps)})`, rows, checks, notes };
 }
 
 type FlapState = 'healthy' | '503' | 'hang' | 'reset';
@@ -1323,7 +1347,7 @@ async function reloadUnderLoad(scope: Scope, opt: Options): Promise<Report> {
     ['reloads logged: applied / rejected', `${reloaded} / ${rejected} (sent ${done.length - invalidCount} valid, ${invalidCount} invalid)`],
     ['upstream requests: explorer A / explorer B', `${fmt(a.hits() - hitsBefore.a)} / ${fmt(servedByB)}`],
     ['credits billed (spent at end − at start; spend is kept across plan changes)', `${fmt(billed)}`],
-    ['expected (billed answers × ' + COST + ')', `${fmt(l.billed)} × ${COST} = ${fmt(l.expected)}`],
+    ['expected (billed answers × ' + COST + ')', `(${fmt(l.billed)} + ${fmt(l.servedOpen)}) × ${COST} = ${fmt(l.expected)}`],
     ['usage rows (credits / requests / errors)', `${fmt(usage.credits)} / ${fmt(usage.requests)} / ${fmt(usage.errors)}`],
   ];
   const checks: Check[] = [
@@ -1421,7 +1445,7 @@ async function sigtermUnderLoad(scope: Scope, opt: Options): Promise<Report> {
     ['sent before SIGTERM', byStatus(sentBefore)],
     ['sent after SIGTERM (refused: expected)', byStatus(sentAfter) || 'none'],
     ['credits billed (spent read by a second process from the same store)', fmt(billed)],
-    ['expected (billed answers × ' + COST + ')', `${fmt(l.billed)} × ${COST} = ${fmt(l.expected)}`],
+    ['expected (billed answers × ' + COST + ')', `(${fmt(l.billed)} + ${fmt(l.servedOpen)}) × ${COST} = ${fmt(l.expected)}`],
     ['usage rows read by the second process (credits / requests)', `${fmt(usage.credits)} / ${fmt(usage.requests)}`],
   ];
   const checks: Check[] = [
@@ -1741,8 +1765,10 @@ async function main(): Promise<void> {
     if (name === 'redis-restart') {
       runs.push({ name, label: 'redis-restart (no persistence)', run: (s) => redisRestart(s, opts, false) });
       runs.push({ name, label: 'redis-restart (appendonly)', run: (s) => redisRestart(s, opts, true) });
-    } else if (name === 'redis-freeze') runs.push({ name, label: name, run: (s) => redisFreeze(s, opts) });
-    else if (name === 'upstream-flap') runs.push({ name, label: name, run: (s) => upstreamFlap(s, opts) });
+    } else if (name === 'redis-freeze') {
+      runs.push({ name, label: name, run: (s) => redisFreeze(s, opts, 'big') });
+      runs.push({ name, label: 'redis-freeze (rate)', run: (s) => redisFreeze(s, opts, 'limited') });
+    } else if (name === 'upstream-flap') runs.push({ name, label: name, run: (s) => upstreamFlap(s, opts) });
     else if (name === 'reload-under-load') runs.push({ name, label: name, run: (s) => reloadUnderLoad(s, opts) });
     else if (name === 'kill9-redis') runs.push({ name, label: name, run: (s) => kill9(s, opts, 'redis') });
     else if (name === 'kill9-worker') runs.push({ name, label: name, run: (s) => kill9(s, opts, 'worker') });
