@@ -42,6 +42,8 @@ export class RecallChannel {
   private readonly prefix = `${process.pid.toString(36)}.${Date.now().toString(36)}.${(channels++).toString(36)}`;
   private ids = 0;
   private closed = false;
+  /** Subscribed: recalls of other processes reach this one (a lease is kept only then: redis.ts, install). */
+  listening = false;
 
   constructor(
     private readonly client: RedisClient,
@@ -71,7 +73,10 @@ export class RecallChannel {
     this.subscribed = ready
       .then(() => sub.subscribe(this.channel))
       .then(
-        () => true,
+        () => {
+          this.listening = !this.closed;
+          return true;
+        },
         () => {
           this.subscribed = undefined;
           sub.disconnect();
@@ -127,6 +132,7 @@ export class RecallChannel {
 
   close(): void {
     this.closed = true;
+    this.listening = false;
     for (const wait of this.waits.values()) wait.done();
     this.sub?.disconnect();
   }

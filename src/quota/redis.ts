@@ -193,6 +193,13 @@ export class RedisQuotaStore implements QuotaStore {
     this.retentionMs = (options.retentionDays ?? 400) * DAY_MS;
     this.hourlyRetentionMs = (options.hourlyRetentionDays ?? 35) * DAY_MS;
     this.recalls = options.subscriber && new RecallChannel(client, options.subscriber, this.keys.recallChannel(), this.recalled);
+    // Leases are taken only once this process hears recalls (send): subscribe from the start.
+    if (this.leasing) void this.recalls?.listen();
+  }
+
+  /** Resolves once this process hears recalls (at once without a recall channel): from then on it takes leases. */
+  async hearsRecalls(): Promise<boolean> {
+    return this.recalls === undefined ? true : this.recalls.listen();
   }
 
   /** Another process is about to refuse a request of the account: settle its lease now, and take none for a while. */
@@ -274,7 +281,10 @@ export class RedisQuotaStore implements QuotaStore {
     // The lease rides along to be settled before the batch is decided; a new one is asked for,
     // larger, if this process keeps deciding for the account.
     const back = lease === undefined ? undefined : settlement(lease);
-    const want = this.leasing && !this.closed && !this.held(a) ? wantedSlots(lease, b.costs.length, q.nowMs) : 0;
+    // No lease before this process hears recalls: another process could not ask it to settle, and
+    // would refuse requests the lease's credits could pay (issue 42, item 9).
+    const listening = this.recalls === undefined || this.recalls.listening;
+    const want = this.leasing && listening && !this.closed && !this.held(a) ? wantedSlots(lease, b.costs.length, q.nowMs) : 0;
     const leaseId = want > 0 ? `${this.storeId}.${(this.leaseIds++).toString(36)}` : '';
     const backPeriod = back?.periodId ?? b.period.id;
     // Every debit of the allowance counts in the day's and the month's counter (period.ts, twinWindow).

@@ -428,9 +428,10 @@ describe('the Redis store with leases', () => {
       () => admin.close(),
     );
     await admin.topUp(a, 1_000);
+    // A process takes leases once it hears recalls (subscribed from its start).
+    expect(await holder.hearsRecalls()).toBe(true);
     const spent = await burst(holder, a, 3);
     expect(await heldOf(a)).toBeGreaterThan(0);
-    // The holder listens for recalls from its first lease on.
     const channel = `${prefix}quota:recall`;
     await until(async () => ((await redis.pubsub('NUMSUB', channel)) as [string, number])[1] >= 1, 'the holder to listen');
     expect(await admin.setTopUp(a, 10)).toEqual({ before: 1_000 - spent, after: 10 });

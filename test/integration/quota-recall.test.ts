@@ -6,6 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { periodWindow } from '../../src/quota/period.js';
 import { RECALL_HOLD_MS, RedisQuotaStore } from '../../src/quota/redis.js';
 import type { QuotaDecision, QuotaQuery } from '../../src/quota/types.js';
+import { createRedis } from '../../src/redis/client.js';
+import { closedPort } from '../support/gateway.js';
 import { connect, deletePrefix, testPrefix } from '../support/redis.js';
 
 const DAY_MS = 86_400_000;
@@ -15,7 +17,7 @@ const periodId = periodWindow('daily', noon).id;
 
 const redis = connect();
 const prefix = testPrefix('recall');
-const subscribers: ReturnType<typeof connect>[] = [];
+const subscribers: { disconnect(): void }[] = [];
 afterAll(async () => {
   await deletePrefix(redis, prefix);
   redis.disconnect();
@@ -90,10 +92,43 @@ describe('lease recalls', () => {
     expect(ok).toBeLessThanOrEqual(5_000);
   });
 
+  it('take no lease while the process does not hear recalls yet, so another process never refuses what it could pay', async () => {
+    // Issue 42, item 9: a worker that took a lease before its subscription was ready could not be
+    // asked to settle it; another worker answered 402 while that lease still held credits.
+    const clock = noon;
+    const unreachable = await closedPort();
+    const deaf = new RedisQuotaStore(redis, prefix, {
+      now: () => clock,
+      subscriber: () => {
+        const s = createRedis({ url: `redis://127.0.0.1:${unreachable}`, commandTimeoutMs: 100 });
+        s.on('error', () => undefined);
+        subscribers.push(s);
+        return s;
+      },
+    });
+    const two = gatewayStore(() => clock);
+    const b = account();
+    await Promise.all(Array.from({ length: 64 }, () => decide(deaf, query({ account: b }))));
+    await Promise.all(Array.from({ length: 64 }, () => decide(deaf, query({ account: b }))));
+    expect(await redis.hlen(`${prefix}{${b}}:leases:${periodId}`)).toBe(0);
+    let served = 128;
+    for (let turn = 0; turn < 200 && served < 5_000; turn++) {
+      const answers = await Promise.all(Array.from({ length: 32 }, () => decide(two, query({ account: b }))));
+      const ok = answers.filter((d) => d.outcome === 'ok').length;
+      // Every request the balance can pay is served: refusals only past the 5,000th.
+      expect(ok).toBe(Math.min(32, 5_000 - served));
+      served += ok;
+    }
+    expect(served).toBe(5_000);
+    await Promise.all([deaf.close(), two.close()]);
+  });
+
   it('settle the lease another process holds when it recalls it, and take no new lease for the account meanwhile', async () => {
     let clock = noon;
     const one = gatewayStore(() => clock);
     const two = gatewayStore(() => clock);
+    // A process takes leases once it hears recalls (as a gateway process does, from its start).
+    expect(await one.hearsRecalls()).toBe(true);
     // One process decides a burst and keeps a lease; the other drains the rest and recalls it.
     const b = account();
     await Promise.all(Array.from({ length: 64 }, () => decide(one, query({ account: b }))));
