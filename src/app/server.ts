@@ -13,6 +13,7 @@ import { ROUTE_NAMES } from '../routes/table.js';
 import { answerClientError, capConnections, defaultMaxConnections, drainable, endWithError, openFileLimit } from '../http/connections.js';
 import { H_REQUEST_ID } from '../http/headers.js';
 import { JSON_TYPE } from '../http/respond.js';
+import { takePathKey } from '../auth/path-key.js';
 import { takeApiKeys } from '../auth/query-key.js';
 import { readiness, startProbing, type Readiness } from '../observability/health.js';
 import { startHeadPolls } from '../finality/poll.js';
@@ -145,7 +146,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
   // closes it): a 405 like any other method the gateway does not serve (RFC 9110 15.5.6), with
   // its request id and, on a legacy path, the legacy envelope (on a JSON-RPC path, its error).
   app.server.on('connect', (req: IncomingMessage, socket: Socket) => {
-    const url = req.url ?? '/';
+    const url = takePathKey(req.url ?? '/')?.url ?? req.url ?? '/';
     const resolution = states.current.resolver.resolve(takeApiKeys(url)?.url ?? url).resolution;
     // A JSON-RPC path answers a JSON-RPC error, as every refusal there (request/send.ts).
     endWithError(socket, 'METHOD_NOT_ALLOWED', refusalBody(resolution, 'METHOD_NOT_ALLOWED'), {

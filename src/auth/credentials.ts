@@ -1,9 +1,10 @@
-// The client's key, from `Authorization: Bearer`, `?apikey=` (auth/query-key.ts takes it out of
-// the URL) or a POSTed form's `apikey` (request/form.ts): which one, and whether they agree.
+// The client's key, from `Authorization: Bearer`, the target's `/key/<KEY>/` prefix
+// (auth/path-key.ts), `?apikey=` (auth/query-key.ts takes it out of the URL) or a POSTed form's
+// `apikey` (request/form.ts): which one, and whether they agree.
 // Finding the key it names is keys/ring.ts's.
 
-/** Where a request gave a key: the Authorization header, the query's `apikey`, a POSTed form's `apikey` field. */
-export type KeyPlace = 'authorization' | 'query' | 'form';
+/** Where a request gave a key: the Authorization header, the path's `/key/<KEY>/`, the query's `apikey`, a POSTed form's `apikey` field. */
+export type KeyPlace = 'authorization' | 'path' | 'query' | 'form';
 
 export type KeySource =
   | { kind: 'none' }
@@ -25,11 +26,13 @@ export const PLACEHOLDER_KEYS: ReadonlySet<string> = new Set(['api_key', 'YourAp
 
 const PLACE_NAMES: Readonly<Record<KeyPlace, string>> = {
   authorization: 'the Authorization header',
+  path: 'the /key/ path prefix',
   query: 'the apikey query parameter',
   form: 'the apikey form field',
 };
 const TWO_PLACES: Readonly<Record<KeyPlace, string>> = {
   authorization: 'two Authorization headers',
+  path: 'two /key/ path prefixes',
   query: 'two apikey query parameters',
   form: 'two apikey form fields',
 };
@@ -54,9 +57,9 @@ function bearerToken(header: string): string | undefined {
 }
 
 /**
- * The client's key, from the Authorization header (RFC 6750 section 2.1), the `apikey` query
- * parameter (`queryKeys`: every value the query gave) and a POSTed form's `apikey` fields
- * (`formKeys`). The same key in several places is that key; two different keys are a conflict,
+ * The client's key, from the Authorization header (RFC 6750 section 2.1), the target's
+ * `/key/<KEY>/` prefix (`pathKey`), the `apikey` query parameter (`queryKeys`: every value the
+ * query gave) and a POSTed form's `apikey` fields (`formKeys`). The same key in several places is that key; two different keys are a conflict,
  * named by the places they came from: guessing which one the client meant could bill the wrong
  * account. A placeholder (PLACEHOLDER_KEYS) beside a real key is no conflict: the real key is
  * the client's. An Authorization header of another scheme (Basic, ...) is refused rather than
@@ -66,6 +69,7 @@ export function extractKey(
   authorization: string | undefined,
   queryKeys: readonly string[],
   formKeys: readonly string[] = NO_KEYS,
+  pathKey?: string,
 ): KeySource {
   let key: string | undefined;
   let keyPlace: KeyPlace = 'authorization';
@@ -75,6 +79,14 @@ export function extractKey(
     if (token === undefined) return { kind: 'bad-scheme' };
     if (PLACEHOLDER_KEYS.has(token)) placeholder = token;
     else key = token;
+  }
+  if (pathKey !== undefined && pathKey !== '' && pathKey !== key) {
+    if (PLACEHOLDER_KEYS.has(pathKey)) placeholder ??= pathKey;
+    else if (key !== undefined) return { kind: 'conflict', places: ['authorization', 'path'] };
+    else {
+      key = pathKey;
+      keyPlace = 'path';
+    }
   }
   for (let i = 0; i < queryKeys.length + formKeys.length; i++) {
     const k = i < queryKeys.length ? queryKeys[i]! : formKeys[i - queryKeys.length]!;

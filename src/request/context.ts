@@ -27,6 +27,8 @@ export class RequestContext {
    * per configuration and origin); undefined for none. Set when the request comes in.
    */
   cors: readonly string[] | undefined = undefined;
+  /** The key the target's `/key/<KEY>/` prefix gave (auth/path-key.ts), taken out of the URL; undefined without one. */
+  pathKey: string | undefined = undefined;
   /** The key the client's secret named, accepted or refused (403): what usage is recorded under. */
   identified: ApiKey | undefined = undefined;
   /** The key, once the key step accepted it: every answer from then on carries the quota headers. */

@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { conflictMessage, extractKey, type KeySource } from '../auth/credentials.js';
 import type { ApiKey, KeyRing } from '../keys/ring.js';
 import { addressAllowed } from '../keys/terms.js';
+import { takePathKey } from '../auth/path-key.js';
 import { takeApiKeys } from '../auth/query-key.js';
 import { cacheKey } from '../cache/policy.js';
 import type { ErrorCode } from '../http/errors.js';
@@ -54,6 +55,14 @@ export function makeHandler(getState: () => GatewayState, closing: () => boolean
     const state = getState();
     const ctx = new RequestContext(request.id, state.accessLog === undefined ? 0 : performance.now());
     request.ctx = ctx;
+    // A key in the target's path (`/key/<KEY>/...`) comes out before anything reads the target:
+    // from here on `request.url` (fastify reads the raw request's) is the target without it, for
+    // the route, the cache, what is forwarded and every log line.
+    const pathKey = takePathKey(request.raw.url ?? '/');
+    if (pathKey !== undefined) {
+      request.raw.url = pathKey.url;
+      ctx.pathKey = pathKey.key;
+    }
     const origin = request.headers.origin;
     ctx.cors = state.cors.linesFor(origin);
     if (closing()) {
@@ -116,12 +125,14 @@ function pipeline(state: GatewayState, ctx: RequestContext, request: FastifyRequ
   if (request.method === 'POST' && resolution.legacy && !(resolution.kind === 'refusal' && resolution.code === 'UNKNOWN_CHAIN')) {
     const queryKeys = taken === undefined ? NO_KEYS : taken.apikeys;
     const now = state.now();
-    return postedForm(state, request, taken, (formKeys) => keyUsable(state, request, queryKeys, formKeys, now)).then((posted) => {
-      if (posted === 'PAYLOAD_TOO_LARGE') return void sendError(ctx, reply, posted, unreadClose(request));
-      if (typeof posted === 'string') return void sendError(ctx, reply, posted);
-      if ('keyless' in posted) return void refuseKeyless(state, ctx, request, reply, queryKeys, posted.formKeys);
-      return afterRoute(state, ctx, request, reply, posted.resolved, posted.apikeys, posted.form, undefined, posted.formKeys);
-    });
+    return postedForm(state, request, taken, (formKeys) => keyUsable(state, request, ctx.pathKey, queryKeys, formKeys, now)).then(
+      (posted) => {
+        if (posted === 'PAYLOAD_TOO_LARGE') return void sendError(ctx, reply, posted, unreadClose(request));
+        if (typeof posted === 'string') return void sendError(ctx, reply, posted);
+        if ('keyless' in posted) return void refuseKeyless(state, ctx, request, reply, queryKeys, posted.formKeys);
+        return afterRoute(state, ctx, request, reply, posted.resolved, posted.apikeys, posted.form, undefined, posted.formKeys);
+      },
+    );
   }
   const apikeys = taken === undefined ? NO_KEYS : taken.apikeys;
   // A service's POST (a batch of names to resolve, tags to submit): its JSON body is read and
@@ -156,12 +167,13 @@ function unreadClose(request: FastifyRequest): { connection: 'close' } {
 function keyUsable(
   state: GatewayState,
   request: FastifyRequest,
+  pathKey: string | undefined,
   queryKeys: readonly string[],
   formKeys: readonly string[],
   now: number,
 ): boolean {
   if (state.badKeys.blocking && state.badKeys.blockedMs(request.ip, now) > 0) return false;
-  const source = extractKey(request.headers.authorization, queryKeys, formKeys);
+  const source = extractKey(request.headers.authorization, queryKeys, formKeys, pathKey);
   if (source.kind !== 'key') return false;
   const key = state.keys.find(source.key, now);
   return key !== undefined && key.status === 'active' && (key.expiresAt === undefined || now < key.expiresAt);
@@ -185,7 +197,7 @@ function refuseKeyless(
   const close = unreadClose(request);
   const blockedMs = state.badKeys.blocking ? state.badKeys.blockedMs(request.ip, now) : 0;
   if (blockedMs > 0) return sendError(ctx, reply, 'TOO_MANY_BAD_KEYS', { 'retry-after': String(Math.ceil(blockedMs / 1000)), ...close });
-  const source = extractKey(request.headers.authorization, queryKeys, formKeys);
+  const source = extractKey(request.headers.authorization, queryKeys, formKeys, ctx.pathKey);
   if (source.kind === 'conflict') return sendError(ctx, reply, 'CONFLICTING_KEYS', close, conflictMessage(source.places));
   const key = identify(ctx, source, state.keys, now);
   // keyUsable refused it, so identify() did too; NO_KEY only keeps the types honest.
@@ -240,7 +252,7 @@ function afterRoute(
     // RFC 9110 section 10.2.3: whole seconds, rounded up.
     if (blockedMs > 0) return void sendError(ctx, reply, 'TOO_MANY_BAD_KEYS', { 'retry-after': String(Math.ceil(blockedMs / 1000)) });
   }
-  const source = extractKey(request.headers.authorization, apikeys, formKeys);
+  const source = extractKey(request.headers.authorization, apikeys, formKeys, ctx.pathKey);
   if (source.kind === 'conflict') return void sendError(ctx, reply, 'CONFLICTING_KEYS', undefined, conflictMessage(source.places));
   const key = authenticate(ctx, request, source, resolution, state.keys, now);
   if (typeof key === 'string') {

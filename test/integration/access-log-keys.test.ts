@@ -82,6 +82,13 @@ describe('a key typed into the path', () => {
     expect(paths[4]).toBe('/1/api/v2/blocks/egw_[Redacted]');
   });
 
+  it('the /key/KEY/ prefix, which is a key (auth/path-key.ts), is taken out before any line: the path is logged without it (issue 41)', async () => {
+    const cases = [`/key/${DEMO_KEY}/1/api/v2/blocks/1`, `/key/${DEMO_KEY}/1/api?module=contract&action=checkverifystatus&guid=0`];
+    const { all, paths } = await logged(cases);
+    expect(all).not.toContain(DEMO_KEY);
+    expect(paths).toEqual(['/1/api/v2/blocks/1', '/1/api']);
+  });
+
   it('a path with no key in it is logged as it was sent', async () => {
     const cases = [
       '/1/api/v2/blocks/1',

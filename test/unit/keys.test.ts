@@ -45,6 +45,26 @@ describe('extractKey', () => {
     expect(extractKey(undefined, ['A', 'api_key'], ['B'])).toEqual({ kind: 'conflict', places: ['query', 'form'] });
   });
 
+  it('reads the /key/ path prefix as a key of its own place: beside the others, a placeholder, or in conflict (issue 41)', () => {
+    expect(extractKey(undefined, [], [], 'KEY')).toEqual({ kind: 'key', key: 'KEY' });
+    expect(extractKey('Bearer KEY', ['KEY'], ['KEY'], 'KEY')).toEqual({ kind: 'key', key: 'KEY' });
+    // hardhat-verify's Blockscout mode: the key in apiURL's path, its own apikey=api_key in the query (GET) or form (POST).
+    expect(extractKey(undefined, ['api_key'], [], 'KEY')).toEqual({ kind: 'key', key: 'KEY' });
+    expect(extractKey(undefined, [], ['api_key'], 'KEY')).toEqual({ kind: 'key', key: 'KEY' });
+    expect(extractKey(undefined, ['KEY'], [], 'api_key')).toEqual({ kind: 'key', key: 'KEY' });
+    expect(extractKey(undefined, [], [], 'api_key')).toEqual({ kind: 'key', key: 'api_key', placeholder: true });
+    expect(extractKey(undefined, [], [], '')).toEqual({ kind: 'none' });
+    const cases: [ReturnType<typeof extractKey>, string][] = [
+      [extractKey('Bearer abc', [], [], 'xyz'), 'Conflicting API keys in the Authorization header and the /key/ path prefix'],
+      [extractKey(undefined, ['xyz'], [], 'abc'), 'Conflicting API keys in the /key/ path prefix and the apikey query parameter'],
+      [extractKey(undefined, [], ['xyz'], 'abc'), 'Conflicting API keys in the /key/ path prefix and the apikey form field'],
+    ];
+    for (const [source, message] of cases) {
+      expect(source.kind).toBe('conflict');
+      if (source.kind === 'conflict') expect(conflictMessage(source.places)).toBe(message);
+    }
+  });
+
   it('refuses an Authorization header that is not Bearer', () => {
     expect(extractKey('Basic dXNlcjpwYXNz', [])).toEqual({ kind: 'bad-scheme' });
     expect(extractKey('Bearer', ['abc'])).toEqual({ kind: 'bad-scheme' });
