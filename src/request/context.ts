@@ -6,13 +6,9 @@ import type { ApiKey } from '../keys/ring.js';
 import type { CacheOutcome } from '../cache/policy.js';
 import type { RouteName } from '../routes/table.js';
 import type { QuotaDecision } from '../quota/types.js';
+import type { AnswerSource } from '../billing/rule.js';
 
-/**
- * Who wrote an answer's status: the gateway itself (a refusal, a failure, an answer it made, such
- * as a search across chains), or an upstream whose answer is passed on (from the cache or as it
- * arrives). What is billed depends on it (request/send.ts, billable).
- */
-export type AnswerSource = 'gateway' | 'upstream';
+export type { AnswerSource } from '../billing/rule.js';
 
 export class RequestContext {
   /** The chain, once the route step found it. */

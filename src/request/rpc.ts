@@ -17,7 +17,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKey } from '../keys/ring.js';
 import { ageSeconds, cacheKey, entryBody, type CacheEntry, type CacheOutcome } from '../cache/policy.js';
 import { ERRORS, GatewayError } from '../http/errors.js';
-import { chargedFor, sendJson, sendNoContent, type AnswerSource } from './send.js';
+import { chargedFor, type AnswerSource } from '../billing/rule.js';
+import { settle } from '../billing/settle.js';
+import { sendJson, sendNoContent } from './send.js';
 import type { QuotaDecision } from '../quota/types.js';
 import { pinFinality, rpcRouteName, type CheckedCall } from '../rpc/methods.js';
 import {
@@ -172,7 +174,7 @@ export async function rpcRequest(
 
   await Promise.all(slots.map((slot) => answerSlot(state, ctx, chain, slot, now)));
 
-  const refunded = settle(state, ctx, key, slots, decided.decision, route);
+  const refunded = settleCalls(state, ctx, key, slots, decided.decision, route);
   ctx.decision = summary(decided.decision, refunded);
   const answered = slots.filter((s) => !s.call.notification);
   // Section 4.1: a notification gets no answer; a batch of them none at all (section 6, "should
@@ -305,10 +307,11 @@ async function answerSlot(state: GatewayState, ctx: RequestContext, chain: Chain
 }
 
 /**
- * Bills the answered calls: one that is not billable (send.ts chargedFor) is refunded its cost, from bought credits first
- * (they were spent last: quota/types.ts); counts and records each. Returns what it gave back.
+ * Bills the answered calls: one that is not billable (billing/rule.ts) costs nothing, and what
+ * they did not cost is settled with the decision once (billing/settle.ts); counts and records each
+ * call. Returns what was given back.
  */
-function settle(
+function settleCalls(
   state: GatewayState,
   ctx: RequestContext,
   key: ApiKey,
@@ -316,39 +319,17 @@ function settle(
   d: QuotaDecision | undefined,
   route: string,
 ): number {
-  let refunded = 0;
-  let topupLeft = d?.fromTopup ?? 0;
-  let owed = 0;
+  let charged = 0;
   for (const slot of slots) {
-    let charged = d !== undefined && d.billed > 0 ? slot.cost : 0;
-    if (d?.local && charged > 0) {
-      // Decided while the store was away (quota/outage.ts): settled below, never refunded.
-      charged = chargedFor(charged, slot.status, slot.from);
-      owed += charged;
-    } else if (charged > 0 && chargedFor(charged, slot.status, slot.from) < charged) {
-      const fromTopup = Math.min(charged, topupLeft);
-      topupLeft -= fromTopup;
-      // The usage row the decision counted the credits in (requestRoute).
-      const usage = { nowMs: ctx.nowMs, keyId: key.id, account: key.usageAccount, chain: ctx.chainId ?? 'none', route };
-      state.quota.refund({ account: key.account, periodId: d!.periodId, amount: charged, fromTopup, usage });
-      refunded += charged;
-      charged = 0;
-    }
-    if (charged > 0) state.metrics.spent(key.planName, key.name, charged);
-    recordCall(state, ctx, key, slot.route, slot.status, charged, slot.cache === 'HIT' || slot.cache === 'STALE');
+    const cost = d !== undefined && d.billed > 0 ? chargedFor(slot.cost, slot.status, slot.from) : 0;
+    charged += cost;
+    recordCall(state, ctx, key, slot.route, slot.status, cost, slot.cache === 'HIT' || slot.cache === 'STALE');
   }
-  if (d?.local && d.billed > 0) {
-    state.quota.settleLocal(key, d, owed, {
-      nowMs: ctx.nowMs,
-      keyId: key.id,
-      account: key.usageAccount,
-      chain: ctx.chainId ?? 'none',
-      route,
-    });
-    return d.billed - owed;
-  }
-  if (d !== undefined) state.alerts?.decided(key, { ...d, billed: d.billed - refunded }, 200, ctx.nowMs);
-  return refunded;
+  if (d === undefined) return 0;
+  // The usage row the decision counted the credits in (requestRoute).
+  const usage = { nowMs: ctx.nowMs, keyId: key.id, account: key.usageAccount, chain: ctx.chainId ?? 'none', route };
+  settle(state, key, d, charged, 200, ctx.nowMs, usage);
+  return d.billed - charged;
 }
 
 function recordCall(

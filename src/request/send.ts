@@ -18,28 +18,8 @@ import {
 import { decimal, H_CREDITS, H_LIMIT, H_REMAINING, H_REQUEST_ID, H_RESET, PER_ANSWER_HEADERS } from '../http/headers.js';
 import { JSON_TYPE } from '../http/respond.js';
 import { answer, codeForStatus, errorMember } from '../rpc/protocol.js';
-import type { AnswerSource, RequestContext } from './context.js';
-
-export type { AnswerSource } from './context.js';
-
-/**
- * Whether an answer is paid for: the one billing rule of every route family (docs/clients.md,
- * "What is billed"). A 2xx is what was asked for; an upstream's 404 is the explorer's answer after
- * it looked (no such block, transaction, address), work done as for a 2xx. Everything else costs
- * nothing: a refusal of the gateway's own (any 4xx, its validation 422, a 404 of its own), an
- * upstream's other 4xx (400 and 422 are a client error the explorer refused before doing the work,
- * which the gateway could often have caught itself), every 5xx (contract section 6), and a client
- * that went away before its answer (499, nginx's code).
- */
-export function billable(status: number, source: AnswerSource): boolean {
-  if (status >= 200 && status < 300) return true;
-  return status === 404 && source === 'upstream';
-}
-
-/** The credits an answer costs, of those its decision billed: all of them or none (billable). finish.ts and request/rpc.ts refund the rest. */
-export function chargedFor(billed: number, status: number, source: AnswerSource): number {
-  return billable(status, source) ? billed : 0;
-}
+import { chargedFor } from '../billing/rule.js';
+import type { RequestContext } from './context.js';
 
 /**
  * The four quota header values, written at lines[at], lines[at + 2], lines[at + 4] and

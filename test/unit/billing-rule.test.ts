@@ -2,7 +2,7 @@
 // "What is billed"), as a table; and the metadata service's `addresses`, checked before it is
 // forwarded so that a bad address is a free refusal rather than the service's billed 400.
 import { describe, expect, it } from 'vitest';
-import { billable, chargedFor, type AnswerSource } from '../../src/request/send.js';
+import { billable, chargedFor, type AnswerSource } from '../../src/billing/rule.js';
 import { resolve, type Route } from '../../src/routes/resolve.js';
 
 const A = '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045';

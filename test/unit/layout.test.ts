@@ -38,11 +38,14 @@ const ALLOWED: Record<string, readonly string[]> = {
   usage: ['observability', 'store'],
   quota: ['config', 'observability', 'redis', 'store'],
   keys: ['auth', 'config', 'store'],
+  // Which answers cost credits, and the one settlement of a decision's credits.
+  billing: ['keys', 'quota'],
   // The pipeline, in the contract's order.
   // Events to webhooks, and their delivery: beside the pipeline, which tells it of decisions.
   webhooks: ['auth', 'config', 'keys', 'observability', 'quota', 'store'],
   request: [
     'auth',
+    'billing',
     'cache',
     'config',
     'finality',
