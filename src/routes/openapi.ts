@@ -371,6 +371,7 @@ function moduleActionParams(required: boolean): Json[] {
       required,
       description: 'The module, as Blockscout spells it (matched in any letter case)',
       schema: { type: 'string', enum: modules },
+      example: LEGACY_EXAMPLE.module,
     },
     {
       name: 'action',
@@ -379,6 +380,7 @@ function moduleActionParams(required: boolean): Json[] {
       description:
         "The module's action, as Blockscout spells it (matched in any letter case); `x-legacy-actions` lists which module has which",
       schema: { type: 'string', enum: actions },
+      example: LEGACY_EXAMPLE.action,
     },
   ];
 }
@@ -432,13 +434,21 @@ function actionTable(actions: readonly Json[]): string {
   return ['| module | action | credits | cached | parameters (required in bold) |', '| --- | --- | --- | --- | --- |', ...rows].join('\n');
 }
 
+/**
+ * One action that makes a whole call, as the examples of `module`, `action` and the form: with two
+ * enums alone, a tool that builds requests from the document (Portman, Postman) pairs a module with
+ * another's action. The address is the one Blockscout's own documents use.
+ */
+const LEGACY_EXAMPLE = { module: 'account', action: 'balance', address: '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045' } as const;
+
 const FORM_BODY = (params: readonly Json[]): Json => {
   const schema = {
     type: 'object',
     properties: Object.fromEntries(params.map((p) => [p.name as string, p.schema])),
     additionalProperties: true,
   };
-  return { required: false, content: { 'application/x-www-form-urlencoded': { schema }, 'multipart/form-data': { schema } } };
+  const media = { schema, example: LEGACY_EXAMPLE };
+  return { required: false, content: { 'application/x-www-form-urlencoded': media, 'multipart/form-data': media } };
 };
 
 function legacyOperations(s: PublicDocSettings, errors: Json, bodyErrors: Json): Json {

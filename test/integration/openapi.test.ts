@@ -361,6 +361,9 @@ describe('GET /api/json/openapi', () => {
       }
     }
     for (const path of ['/{chain_id}/json-rpc', '/{chain_id}/api/eth-rpc']) expect(doc.paths[path]?.post, path).toBeDefined();
+    // The examples of `module` and `action` are one action, so a request built from them is a call.
+    const example = Object.fromEntries((legacy.get!.parameters ?? []).map((p) => [p.name, p.example])) as Record<string, string>;
+    expect(legacyActionsOf(legacy.get!).some((a) => a.module === example.module && a.action === example.action)).toBe(true);
   });
 
   it('keeps to what OpenAPI and its tools take: no query or trailing slash in a path, URL-safe unique operationIds, servers', () => {
