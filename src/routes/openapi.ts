@@ -437,7 +437,7 @@ function actionTable(actions: readonly Json[]): string {
 /**
  * One action that makes a whole call, as the examples of `module`, `action` and the form: with two
  * enums alone, a tool that builds requests from the document (Portman, Postman) pairs a module with
- * another's action. The address is the one Blockscout's own documents use.
+ * another's action. The address is one of spec/blockscout-rpc-api-1.0.0.yaml's examples.
  */
 const LEGACY_EXAMPLE = { module: 'account', action: 'balance', address: '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045' } as const;
 
