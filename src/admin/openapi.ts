@@ -166,6 +166,9 @@ export function adminOpenApi(): Json {
       { name: 'records', description: 'What the gateway has on record: usage, audit' },
       { name: 'document', description: 'This document' },
     ],
+    // Relative to where the document is served (OpenAPI 3.1.1 section 4.8.5): the admin
+    // listener's origin; the paths carry the `/admin/v1` prefix.
+    servers: [{ url: '/', description: 'This admin listener' }],
     security: [{ adminToken: [] }],
     paths,
     components: {

@@ -68,7 +68,7 @@ export function openApiBody(state: GatewayState): string {
   const { config } = state;
   return JSON.stringify(
     publicOpenApi({
-      chains: [...state.chains.values()].map((c) => ({ id: c.id, name: c.name })),
+      chains: [...state.chains.values()].map((c) => ({ id: c.id, name: c.name, stats: state.services.has(`stats:${c.id}`) })),
       costs: config.costs,
       cache: config.cache,
       maxBatch: config.rpc.maxBatch,

@@ -25,7 +25,8 @@ export interface PlainPath {
 }
 
 export interface PublicDocSettings {
-  readonly chains: readonly { readonly id: string; readonly name: string }[];
+  /** `stats`: the chain has a stats service (`chains.<id>.stats`), so its `/{chain_id}/stats-service/...` routes are served. */
+  readonly chains: readonly { readonly id: string; readonly name: string; readonly stats?: boolean }[];
   readonly costs: CostSettings;
   readonly cache: TtlSettings;
   /** `rpc.maxBatch`. */
@@ -48,6 +49,19 @@ export const CHAINID_PATHS = ['/v2/api', '/api'] as const;
 export const JSON_RPC_PATHS = ['/json-rpc', '/api/eth-rpc'] as const;
 
 const CHAIN = { $ref: '#/components/parameters/chain_id' };
+/** `chain_id` of the stats service's routes: only the chains that have one. */
+const STATS_CHAIN = { $ref: '#/components/parameters/stats_chain_id' };
+
+/**
+ * A route name as an operationId: `{param}` written `:param`, as Phoenix's router writes a path's
+ * parameters, since braces are not among the characters a URL may carry unescaped (RFC 3986
+ * section 2; Redocly's operation-operationId-url-safe). Route names are unique and none has a
+ * segment that starts with `:`, so the ids are unique too (operations() checks).
+ */
+export const operationIdOf = (routeName: string): string => routeName.replace(/\{([^}]+)\}/g, ':$1');
+
+/** A v2 template as a document path: without the trailing slash of `/api/v2/tokens/` (see v2Operation). */
+export const v2DocumentPath = (template: string): string => `/{chain_id}${template.replace(/(.)\/+$/, '$1')}`;
 const schemaRef = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 const responseRef = (id: string) => ({ $ref: `#/components/responses/${id}` });
 const headerRef = (id: string) => ({ $ref: `#/components/headers/${id}` });
@@ -122,13 +136,10 @@ const KEYED: readonly ErrorCode[] = [
 ];
 /** A request with a body (a POSTed form, JSON-RPC). */
 const BODY: readonly ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'BODY_INCOMPLETE'];
+/** The legacy form, before the action is known (resolve.ts resolveLegacy). */
+const LEGACY_FORM: readonly ErrorCode[] = ['LEGACY_NO_MODULE_ACTION', 'LEGACY_UNKNOWN_MODULE', 'LEGACY_UNKNOWN_ACTION'];
 /** The Etherscan V2 form, before the action is known. */
-const CHAINID_FORM: readonly ErrorCode[] = [
-  'CHAINID_REQUIRED',
-  'LEGACY_NO_MODULE_ACTION',
-  'LEGACY_UNKNOWN_MODULE',
-  'LEGACY_UNKNOWN_ACTION',
-];
+const CHAINID_FORM: readonly ErrorCode[] = ['CHAINID_REQUIRED', ...LEGACY_FORM];
 
 // JSON-RPC's refusals are JSON-RPC error objects (id null before the body is read), keeping their status (request/send.ts).
 const FAMILY_BODY: Readonly<Record<Family, string>> = { v2: 'Error', legacy: 'LegacyError', rpc: 'JsonRpcAnswer', service: 'Error' };
@@ -191,8 +202,10 @@ const LEGACY_ANSWER =
 const ANSWERS: Readonly<Record<string, Json>> = {
   Answer: ok("The explorer's answer, passed on as it is", ANY_JSON, false),
   CachedAnswer: ok("The explorer's answer, passed on as it is (or from the cache)", ANY_JSON, true),
-  CsvAnswer: ok('The CSV export, streamed through', { 'text/csv': { schema: { type: 'string' } } }, false),
-  LegacyAnswer: ok(LEGACY_ANSWER, ANY_JSON, false),
+  // Blockscout's CsvExportController answers `application/csv` (put_resp_content_type, Plug adds
+  // the charset) and its own document declares that type (spec/pro-api-0.5.0.json,
+  // fixture/routes.ts CSV_CONTENT_TYPE); the gateway passes the type on as it comes.
+  CsvAnswer: ok('The CSV export, streamed through', { 'application/csv': { schema: { type: 'string' } } }, false),
   LegacyCachedAnswer: ok(LEGACY_ANSWER, ANY_JSON, true),
   JsonRpcAnswers: ok(
     'One answer, or one per call of the batch, ids and order kept',
@@ -204,12 +217,16 @@ const ANSWERS: Readonly<Record<string, Json>> = {
 function v2Operation(spec: V2RouteSpec, s: PublicDocSettings, errors: Json): Json {
   const ttl = ttlSecondsFor(s.cache, spec.name);
   const family = spec.template.split('/')[3] ?? 'v2';
+  // Blockscout's documents spell two paths with a trailing slash (`/api/v2/tokens/`,
+  // `/api/v2/smart-contracts/`); Phoenix drops empty segments, and so does the gateway's matcher
+  // (match.ts matchV2), so the path is served with and without it, and documented without.
+  const slash = spec.template.endsWith('/') ? " Served with a trailing slash too, as Blockscout's document spells it." : '';
   return {
-    operationId: spec.name,
+    operationId: operationIdOf(spec.name),
     summary: spec.name,
     description: `Forwarded to the explorer's \`${spec.template}\` (PRO API operation \`${spec.operationId}\`). ${
       spec.stream ? 'Streamed through, never cached.' : ttl > 0 ? `Cached ${ttl} s.` : 'Not cached.'
-    } A query parameter not listed is refused (422, \`Unexpected field\`).`,
+    } A query parameter not listed is refused (422, \`Unexpected field\`).${slash}`,
     tags: [`v2: ${family}`],
     parameters: [
       CHAIN,
@@ -241,14 +258,14 @@ function serviceOperation(spec: ServiceRouteSpec, s: PublicDocSettings, errors: 
   const upstream = `/${spec.segments.map((x) => (typeof x === 'string' ? x : `{${x.param}}`)).join('/')}`;
   const rust = spec.service !== 'explorer';
   const operation: Record<string, unknown> = {
-    operationId: spec.name,
+    operationId: operationIdOf(spec.name),
     summary: spec.name,
     description: `${SERVICE_DESCRIPTION[spec.service]}: \`${upstream}\` (PRO API operation \`${spec.operationId}\`). ${
       spec.method === 'POST' ? 'Sent once with its JSON body, never cached.' : ttl > 0 ? `Cached ${ttl} s.` : 'Not cached.'
     } ${rust ? 'A query parameter not listed is dropped; a bad value is refused (422, google.rpc.Status).' : 'A query parameter not listed is refused (422, `Unexpected field`).'}`,
     tags: [`services: ${spec.service}`],
     parameters: [
-      ...(spec.documentPath.startsWith('/{chain_id}/') ? [CHAIN] : []),
+      ...(spec.documentPath.startsWith('/{chain_id}/') ? [spec.service === 'stats' ? STATS_CHAIN : CHAIN] : []),
       ...spec.pathParams.map((p) => ({ ...queryParam(p), in: 'path', required: true })),
       ...queryParams(spec.name, spec.queryParams),
     ],
@@ -282,46 +299,6 @@ function moduleDescription(spec: ModuleRouteSpec, s: PublicDocSettings): string 
   }
 }
 
-function moduleOperations(spec: ModuleRouteSpec, s: PublicDocSettings, errors: Json, bodyErrors: Json): Json {
-  const fixed = [
-    { name: 'module', in: 'query', required: true, schema: { type: 'string', enum: [spec.module] } },
-    { name: 'action', in: 'query', required: true, schema: { type: 'string', enum: [spec.action] } },
-  ];
-  const own = spec.kind === 'legacy' ? queryParams(spec.name, spec.params) : spec.kind === 'verify' && !spec.write ? [guid] : [];
-  const extensions = {
-    'x-route-name': spec.name,
-    'x-credits': billedCost(s.costs, spec.name),
-    // A proxy action is kept as its JSON-RPC call is (by the block it asks about): no one figure.
-    ...(spec.kind === 'proxy' ? {} : { 'x-cache-ttl-seconds': ttlSecondsFor(s.cache, spec.name) }),
-  };
-  const legacyTtl = spec.kind === 'legacy' ? ttlSecondsFor(s.cache, spec.name) : 0;
-  const answer = responseRef(legacyTtl > 0 ? 'LegacyCachedAnswer' : 'LegacyAnswer');
-  const base = {
-    summary: spec.name,
-    description: moduleDescription(spec, s),
-    tags: [`legacy: ${spec.module}`],
-  };
-  const properties = Object.fromEntries(own.map((p) => [p.name as string, p.schema]));
-  const form = { type: 'object', properties, ...(spec.kind === 'verify' ? {} : { additionalProperties: true }) };
-  return {
-    get: { ...base, operationId: spec.name, parameters: [CHAIN, ...fixed, ...own], responses: { 200: answer, ...errors }, ...extensions },
-    post: {
-      ...base,
-      operationId: `${spec.name}.post`,
-      description: `${base.description} The parameters may come in a form body (the body's over the query's).`,
-      parameters: [CHAIN, ...fixed],
-      requestBody: {
-        required: false,
-        content: { 'application/x-www-form-urlencoded': { schema: form }, 'multipart/form-data': { schema: form } },
-      },
-      responses: { 200: answer, ...bodyErrors },
-      ...extensions,
-    },
-  };
-}
-
-const guid = { name: 'guid', in: 'query', required: true, schema: { type: 'string' } };
-
 function jsonRpcOperation(operationId: string, s: PublicDocSettings, errors: Json): Json {
   const perMethod = Object.fromEntries(RPC_METHODS.map((m) => [rpcRouteName(m), costOf(s.costs, rpcRouteName(m))]));
   return {
@@ -352,32 +329,174 @@ function jsonRpcOperation(operationId: string, s: PublicDocSettings, errors: Jso
   };
 }
 
+// --- the legacy API: one path, the action in `module` and `action` ---
+//
+// OpenAPI keys operations by path and method, and a path may not hold a query (OpenAPI 3.1.1,
+// section 4.8.8 Paths Object: "Path templating ... does not include the query string"), so the
+// legacy actions, all served at `/{chain_id}/api`, are one GET and one POST there: `module` and
+// `action` are enums of every action, the actions' own query parameters are listed once each (a
+// name several actions share takes the union of their schemas), and `x-legacy-actions` holds each
+// action as an operation would: its route name, credits, cache lifetime, description and its own
+// parameters, which of them are required.
+
+const guid = { name: 'guid', in: 'query', required: true, schema: { type: 'string' } };
+
+/** An action's own query parameters (module and action aside). */
+function actionParams(spec: ModuleRouteSpec): Json[] {
+  if (spec.kind === 'legacy') return queryParams(spec.name, spec.params);
+  return spec.kind === 'verify' && !spec.write ? [guid] : [];
+}
+
+/** What a comma list (`style: form, explode: false`) looks like as the one string it is sent as. */
+function asSent(p: Json): Json {
+  if (p.style !== 'form' || p.explode !== false) return p.schema as Json;
+  const { items, maxItems } = p.schema as { items?: { pattern?: string }; maxItems?: number };
+  const one = items?.pattern?.replace(/^\^/, '').replace(/\$$/, '');
+  if (one === undefined) return { type: 'string', description: 'a comma list' };
+  const more = maxItems === undefined ? '*' : `{0,${maxItems - 1}}`;
+  return { type: 'string', pattern: `^${one}(?:,${one})${more}$`, description: 'a comma list' };
+}
+
+const MODULE_ROUTES = (): ModuleRouteSpec[] => ROUTE_TABLE.filter((r): r is ModuleRouteSpec => 'module' in r);
+
+/** `module` and `action`: every module and every action name the table has. */
+function moduleActionParams(required: boolean): Json[] {
+  const routes = MODULE_ROUTES();
+  const modules = [...new Set(routes.map((r) => r.module))].sort();
+  const actions = [...new Set(routes.map((r) => r.action))].sort();
+  return [
+    {
+      name: 'module',
+      in: 'query',
+      required,
+      description: 'The module, as Blockscout spells it (matched in any letter case)',
+      schema: { type: 'string', enum: modules },
+      example: LEGACY_EXAMPLE.module,
+    },
+    {
+      name: 'action',
+      in: 'query',
+      required,
+      description:
+        "The module's action, as Blockscout spells it (matched in any letter case); `x-legacy-actions` lists which module has which",
+      schema: { type: 'string', enum: actions },
+      example: LEGACY_EXAMPLE.action,
+    },
+  ];
+}
+
+/** Every action's own query parameters, one per name: the schemas its actions give it, never required (that depends on the action). */
+function unionParams(except: readonly string[] = []): Json[] {
+  const byName = new Map<string, { forms: Map<string, Json>; sent: Map<string, Json>; users: string[] }>();
+  for (const spec of MODULE_ROUTES()) {
+    for (const p of actionParams(spec)) {
+      const name = p.name as string;
+      if (except.includes(name)) continue;
+      const entry = byName.get(name) ?? { forms: new Map<string, Json>(), sent: new Map<string, Json>(), users: [] };
+      const { schema, style, explode } = p;
+      entry.forms.set(JSON.stringify({ schema, style, explode }), { schema, ...(style === undefined ? {} : { style, explode }) });
+      const sent = asSent(p);
+      entry.sent.set(JSON.stringify(sent), sent);
+      entry.users.push(`\`${spec.module}.${spec.action}\`${p.required === true ? ' (required)' : ''}`);
+      byName.set(name, entry);
+    }
+  }
+  return [...byName].map(([name, { forms, sent, users }]) => {
+    const list = [...sent.values()];
+    // One form for every action that takes it (a comma list keeps its array schema), or what each sends.
+    const form = forms.size === 1 ? [...forms.values()][0]! : { schema: list.length === 1 ? list[0] : { anyOf: list } };
+    return { name, in: 'query', required: false, description: `Taken by ${users.join(', ')}`, ...form };
+  });
+}
+
+/** Each action as an operation would say it (`x-legacy-actions`). */
+function legacyActions(s: PublicDocSettings): Json[] {
+  return MODULE_ROUTES().map((spec) => ({
+    module: spec.module,
+    action: spec.action,
+    description: moduleDescription(spec, s),
+    parameters: actionParams(spec).map(({ in: _in, ...p }) => p),
+    'x-route-name': spec.name,
+    'x-credits': billedCost(s.costs, spec.name),
+    // A proxy action is kept as its JSON-RPC call is (by the block it asks about): no one figure.
+    ...(spec.kind === 'proxy' ? {} : { 'x-cache-ttl-seconds': ttlSecondsFor(s.cache, spec.name) }),
+  }));
+}
+
+/** The actions as a Markdown table, for readers of the rendered document. */
+function actionTable(actions: readonly Json[]): string {
+  const rows = actions.map((a) => {
+    const params = (a.parameters as { name: string; required?: boolean }[]).map((p) => (p.required === true ? `**${p.name}**` : p.name));
+    const ttl = a['x-cache-ttl-seconds'] as number | undefined;
+    const cache = ttl === undefined ? 'as its JSON-RPC call' : ttl === 0 ? 'no' : `${ttl} s`;
+    return `| ${String(a.module)} | ${String(a.action)} | ${String(a['x-credits'])} | ${cache} | ${params.join(', ')} |`;
+  });
+  return ['| module | action | credits | cached | parameters (required in bold) |', '| --- | --- | --- | --- | --- |', ...rows].join('\n');
+}
+
+/**
+ * One action that makes a whole call, as the examples of `module`, `action` and the form: with two
+ * enums alone, a tool that builds requests from the document (Portman, Postman) pairs a module with
+ * another's action. The address is one of spec/blockscout-rpc-api-1.0.0.yaml's examples.
+ */
+const LEGACY_EXAMPLE = { module: 'account', action: 'balance', address: '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045' } as const;
+
+const FORM_BODY = (params: readonly Json[]): Json => {
+  const schema = {
+    type: 'object',
+    properties: Object.fromEntries(params.map((p) => [p.name as string, p.schema])),
+    additionalProperties: true,
+  };
+  const media = { schema, example: LEGACY_EXAMPLE };
+  return { required: false, content: { 'application/x-www-form-urlencoded': media, 'multipart/form-data': media } };
+};
+
+function legacyOperations(s: PublicDocSettings, errors: Json, bodyErrors: Json): Json {
+  const actions = legacyActions(s);
+  const own = unionParams();
+  const common = {
+    tags: ['legacy'],
+    'x-legacy-actions': actions,
+  };
+  return {
+    get: {
+      ...common,
+      operationId: 'legacy',
+      summary: 'The Etherscan-style API: one action, named by `module` and `action`',
+      description: `Every legacy action of the explorer, and Etherscan's proxy actions and contract verification, named by \`module\` and \`action\` (\`/{chain_id}/api?module=account&action=balance&address=...\`; \`/{chain_id}/api/v1\` and a trailing slash are served too). Each action is its own route: its credits, cache lifetime, description and parameters are in \`x-legacy-actions\`, and in this table. A parameter an action does not take is dropped; a bad one is answered with HTTP 200 and \`status: "0"\`, as Blockscout does.\n\n${actionTable(actions)}`,
+      parameters: [CHAIN, ...moduleActionParams(true), ...own],
+      responses: { 200: responseRef('LegacyCachedAnswer'), ...errors },
+    },
+    post: {
+      ...common,
+      operationId: 'legacyForm',
+      summary: 'The Etherscan-style API, the parameters in a form',
+      description:
+        "The actions of `GET /{chain_id}/api` (`x-legacy-actions`), their parameters in the query or in a form body (the body's over the query's), `module` and `action` included: how contract verification is sent (`module=contract`, `action=verifysourcecode` and the other writes), forwarded once as a POST with the fields given (a multipart body stays multipart).",
+      parameters: [CHAIN, ...moduleActionParams(false), ...own],
+      requestBody: FORM_BODY([...moduleActionParams(false), ...own]),
+      responses: { 200: responseRef('LegacyCachedAnswer'), ...bodyErrors },
+    },
+  };
+}
+
 function chainIdForm(method: 'get' | 'post', path: string, chainIds: readonly string[], errors: Json): Json {
-  const modules = [...new Set(ROUTE_TABLE.flatMap((r) => ('module' in r ? [r.module] : [])))].sort();
+  // `chainid` is the chain here: bridgedTokenList's own `chainid` cannot be given in this form.
+  const own = unionParams(['chainid']);
+  const head = [
+    { name: 'chainid', in: 'query', required: true, schema: { type: 'string', ...(chainIds.length > 0 ? { enum: [...chainIds] } : {}) } },
+    ...moduleActionParams(method === 'get'),
+  ];
   return {
     operationId: `${path === '/api' ? 'api' : 'v2api'}.${method}`,
     summary: 'The legacy API with the chain in `chainid` (Etherscan V2)',
     description:
-      'Every action of `/{chain_id}/api?module=...&action=...`, the chain given as `chainid` (not forwarded): validated, billed and cached as that action.',
+      'Every action of `/{chain_id}/api` (its `x-legacy-actions`), the chain given as `chainid` (not forwarded): validated, billed and cached as that action.',
     tags: ['legacy'],
-    parameters: [
-      { name: 'chainid', in: 'query', required: true, schema: { type: 'string', ...(chainIds.length > 0 ? { enum: [...chainIds] } : {}) } },
-      { name: 'module', in: 'query', required: true, schema: { type: 'string', enum: modules } },
-      { name: 'action', in: 'query', required: true, schema: { type: 'string' } },
-    ],
-    ...(method === 'post'
-      ? {
-          requestBody: {
-            required: false,
-            content: {
-              'application/x-www-form-urlencoded': { schema: { type: 'object' } },
-              'multipart/form-data': { schema: { type: 'object' } },
-            },
-          },
-        }
-      : {}),
+    parameters: [...head, ...own],
+    ...(method === 'post' ? { requestBody: FORM_BODY([...moduleActionParams(false), ...own]) } : {}),
     responses: {
-      200: responseRef('LegacyAnswer'),
+      200: responseRef('LegacyCachedAnswer'),
       ...errors,
     },
   };
@@ -408,8 +527,8 @@ function operations(s: PublicDocSettings): Built {
     return built.refs;
   };
   const v2 = family('v2', KEYED);
-  const legacy = family('legacy', KEYED);
-  const legacyBody = family('legacy', [...KEYED, ...BODY]);
+  const legacy = family('legacy', [...LEGACY_FORM, ...KEYED]);
+  const legacyBody = family('legacy', [...LEGACY_FORM, ...KEYED, ...BODY]);
   const chainIdErrors = family('legacy', [...CHAINID_FORM, ...KEYED, ...BODY]);
   const rpc = family('rpc', [...KEYED, 'PAYLOAD_TOO_LARGE', 'BODY_INCOMPLETE']);
   const service = family('service', [...SERVICE_MISSING, ...KEYED]);
@@ -422,13 +541,13 @@ function operations(s: PublicDocSettings): Built {
   for (const name of Object.keys(ZOD_CHECKED)) if (!routeByName(name)) throw new Error(`public OpenAPI: no route ${name}`);
   for (const p of s.plain) add(p.path, { get: plainOperation(p) });
   for (const spec of ROUTE_TABLE) {
-    if (spec.kind === 'v2') add(`/{chain_id}${spec.template}`, { get: v2Operation(spec, s, v2) });
+    if (spec.kind === 'v2') add(v2DocumentPath(spec.template), { get: v2Operation(spec, s, v2) });
     else if (spec.kind === 'service') {
       const path = spec.documentPath.startsWith('/{chain_id}/') ? spec.documentPath : `/services/${spec.name}`;
       add(path, { [spec.method.toLowerCase()]: serviceOperation(spec, s, spec.method === 'POST' ? servicePost : service) });
-    } else if (spec.kind !== 'rpc')
-      add(`/{chain_id}/api?module=${spec.module}&action=${spec.action}`, moduleOperations(spec, s, legacy, legacyBody));
+    }
   }
+  add('/{chain_id}/api', legacyOperations(s, legacy, legacyBody));
   for (const path of JSON_RPC_PATHS) {
     add(`/{chain_id}${path}`, { post: jsonRpcOperation(path === '/json-rpc' ? 'jsonRpc' : 'ethRpc', s, rpc) });
   }
@@ -436,6 +555,9 @@ function operations(s: PublicDocSettings): Built {
   for (const path of CHAINID_PATHS) {
     add(path, { get: chainIdForm('get', path, chainIds, chainIdErrors), post: chainIdForm('post', path, chainIds, chainIdErrors) });
   }
+  const ids = Object.values(paths).flatMap((item) => Object.values(item).map((op) => (op as { operationId: string }).operationId));
+  const twice = ids.filter((id, i) => ids.indexOf(id) !== i);
+  if (twice.length > 0) throw new Error(`public OpenAPI: operationIds twice: ${twice.join(', ')}`);
   return { paths, responses };
 }
 
@@ -517,6 +639,22 @@ function jsonRpcCall(costs: CostSettings): Json {
   };
 }
 
+/** The chains with a stats service (`chains.<id>.stats`): the others answer its routes 404 (STATS_NOT_CONFIGURED). */
+function statsChainId(s: PublicDocSettings): Json {
+  const chains = s.chains.filter((c) => c.stats === true);
+  return {
+    name: 'chain_id',
+    in: 'path',
+    required: true,
+    description:
+      chains.length > 0
+        ? `The chains with a stats service: ${chains.map((c) => `\`${c.id}\`: ${c.name}`).join(', ')}`
+        : 'No chain of this gateway has a stats service: every chain answers 404 (STATS_NOT_CONFIGURED)',
+    // With none, no value is served: an empty enum (JSON Schema 2020-12 section 6.1.2 allows it).
+    schema: { type: 'string', enum: chains.map((c) => c.id) },
+  };
+}
+
 /** The document for this configuration. */
 export function publicOpenApi(s: PublicDocSettings): Json {
   const { paths, responses } = operations(s);
@@ -537,6 +675,9 @@ export function publicOpenApi(s: PublicDocSettings): Json {
       { name: 'json-rpc', description: 'Ethereum JSON-RPC, the methods the explorer serves' },
       { name: 'legacy', description: 'The Etherscan-style API, the chain in the path or in `chainid`' },
     ],
+    // Relative to where the document is served (OpenAPI 3.1.1 section 4.8.5): the gateway's own
+    // origin, whatever host or port clients reach it by; the gateway is not told its public URL.
+    servers: [{ url: '/', description: 'This gateway' }],
     security: [{ bearer: [] }, { apikey: [] }],
     paths,
     components: {
@@ -557,6 +698,7 @@ export function publicOpenApi(s: PublicDocSettings): Json {
           description: s.chains.map((c) => `\`${c.id}\`: ${c.name}`).join(', '),
           schema: { type: 'string', ...(s.chains.length > 0 ? { enum: s.chains.map((c) => c.id) } : {}) },
         },
+        stats_chain_id: statsChainId(s),
       },
       headers: Object.fromEntries(Object.entries(HEADERS).map(([h, { description, type }]) => [h, { description, schema: { type } }])),
       responses: {

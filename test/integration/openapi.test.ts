@@ -10,12 +10,13 @@ import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureExplorer, type FixtureExplorer } from '../../fixture/explorer.js';
+import { startFixtureService, type FixtureService } from '../../fixture/services.js';
 import { ADMIN_ERRORS } from '../../src/admin/errors.js';
 import { buildAdminServer } from '../../src/admin/server.js';
 import type { AdminDeps } from '../../src/admin/context.js';
 import { ADMIN_ROUTES, type AdminCallSpec } from '../../src/admin/surface.js';
 import { z } from 'zod';
-import { CHAINID_PATHS } from '../../src/routes/openapi.js';
+import { CHAINID_PATHS, v2DocumentPath } from '../../src/routes/openapi.js';
 import { ROUTE_NAMES, ROUTE_TABLE } from '../../src/routes/table.js';
 import { adminClient, ADMIN_TOKEN } from '../support/admin.js';
 import { ADDRESS, makeConfig, startGateway, type TestGateway } from '../support/gateway.js';
@@ -30,6 +31,10 @@ interface Operation extends Json {
 type Doc = { openapi: string; paths: Record<string, Record<string, Operation>>; components: Json } & Json;
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'];
+
+/** The legacy actions an operation of `/{chain_id}/api` carries (`x-legacy-actions`), each as an operation would say it. */
+type LegacyAction = { module: string; action: string; 'x-route-name': string; 'x-credits': number } & Json;
+const legacyActionsOf = (op: Json): LegacyAction[] => (op['x-legacy-actions'] as LegacyAction[] | undefined) ?? [];
 
 /** Every operation of a document: method, path, operation. */
 function operationsOf(doc: Doc): { method: string; path: string; op: Operation }[] {
@@ -83,6 +88,7 @@ function schemaChecker() {
 }
 
 let explorer: FixtureExplorer;
+let stats: FixtureService;
 let gw: TestGateway;
 const admin = adminClient(() => gw.app.gateway.adminUrl()!);
 const adminBase = () => gw.app.gateway.adminUrl()!;
@@ -90,9 +96,14 @@ const COSTS = { default: 7, routes: { 'search/quick': 99, 'rpc.eth_blockNumber':
 
 beforeAll(async () => {
   explorer = await startFixtureExplorer();
+  stats = await startFixtureService({ kind: 'stats', head: () => explorer.head() });
   gw = await startGateway(
     makeConfig([explorer.url], {
-      chains: { '1': { name: 'Ethereum', upstreams: [explorer.url] }, '100': { name: 'Gnosis', upstreams: [explorer.url] } },
+      chains: {
+        '1': { name: 'Ethereum', upstreams: [explorer.url] },
+        // Only Gnosis has a stats service here.
+        '100': { name: 'Gnosis', upstreams: [explorer.url], stats: { upstreams: [stats.url] } },
+      },
       admin: { token: ADMIN_TOKEN, host: '127.0.0.1', port: 0 },
       costs: COSTS,
       cache: { ttlSeconds: { tokens: 123, 'token-balances': 0, transactions: 0, legacy: 0 } },
@@ -103,6 +114,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await gw?.close();
+  await stats?.close();
   await explorer?.close();
 });
 
@@ -125,8 +137,9 @@ describe('GET /admin/v1/openapi.json', () => {
     expect(keys.status).toBe(401);
   });
 
-  it('is a valid OpenAPI 3.1 document', async () => {
+  it('is a valid OpenAPI 3.1 document, its server the listener it is served from', async () => {
     await validOpenApi31(doc);
+    expect(doc.servers).toEqual([{ url: '/', description: 'This admin listener' }]);
   });
 
   it('names every route the admin listener serves, and only those', async () => {
@@ -328,16 +341,43 @@ describe('GET /api/json/openapi', () => {
     for (const { op } of operationsOf(doc)) {
       if (typeof op['x-route-name'] === 'string') named.push(op['x-route-name']);
       named.push(...Object.keys((op['x-credits-per-method'] as Json | undefined) ?? {}));
+      named.push(...legacyActionsOf(op).map((a) => a['x-route-name']));
     }
     expect([...new Set(named)].sort()).toEqual([...ROUTE_NAMES].sort());
+    const legacy = doc.paths['/{chain_id}/api']!;
     for (const spec of ROUTE_TABLE) {
-      if (spec.kind === 'v2') expect(doc.paths[`/{chain_id}${spec.template}`]?.get?.['x-route-name'], spec.name).toBe(spec.name);
+      if (spec.kind === 'v2') expect(doc.paths[v2DocumentPath(spec.template)]?.get?.['x-route-name'], spec.name).toBe(spec.name);
       if ('module' in spec) {
-        const item = doc.paths[`/{chain_id}/api?module=${spec.module}&action=${spec.action}`];
-        expect([item?.get?.['x-route-name'], item?.post?.['x-route-name']], spec.name).toEqual([spec.name, spec.name]);
+        // Every action is in the one GET and the one POST of /{chain_id}/api, and in their enums.
+        for (const op of [legacy.get!, legacy.post!]) {
+          const entry = legacyActionsOf(op).find((a) => a.module === spec.module && a.action === spec.action);
+          expect(entry?.['x-route-name'], spec.name).toBe(spec.name);
+          const enums = Object.fromEntries(
+            (op.parameters ?? []).filter((p) => p.name === 'module' || p.name === 'action').map((p) => [p.name, (p.schema as Json).enum]),
+          ) as Record<string, string[]>;
+          expect(enums.module, spec.name).toContain(spec.module);
+          expect(enums.action, spec.name).toContain(spec.action);
+        }
       }
     }
     for (const path of ['/{chain_id}/json-rpc', '/{chain_id}/api/eth-rpc']) expect(doc.paths[path]?.post, path).toBeDefined();
+    // The examples of `module` and `action` are one action, so a request built from them is a call.
+    const example = Object.fromEntries((legacy.get!.parameters ?? []).map((p) => [p.name, p.example])) as Record<string, string>;
+    expect(legacyActionsOf(legacy.get!).some((a) => a.module === example.module && a.action === example.action)).toBe(true);
+  });
+
+  it('keeps to what OpenAPI and its tools take: no query or trailing slash in a path, URL-safe unique operationIds, servers', () => {
+    for (const path of Object.keys(doc.paths)) {
+      expect(path, path).not.toContain('?');
+      expect(path === '/' || !path.endsWith('/'), path).toBe(true);
+    }
+    const ids = operationsOf(doc).map(({ op }) => op.operationId);
+    // RFC 3986's unreserved and reserved characters, as Redocly's operation-operationId-url-safe reads them.
+    for (const id of ids) expect(id, id).toMatch(/^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=]+$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(doc.servers).toEqual([{ url: '/', description: 'This gateway' }]);
+    // `/api/v2/tokens/` as Blockscout spells it is documented without its slash and served with and without.
+    expect(doc.paths['/{chain_id}/api/v2/tokens']?.get?.['x-route-name']).toBe('tokens');
   });
 
   it("names the public listener's own paths as fastify serves them, and the paths its catch-all serves", () => {
@@ -360,9 +400,10 @@ describe('GET /api/json/openapi', () => {
     const costs: Record<string, number> = {};
     const ttl: Record<string, unknown> = {};
     for (const { op } of operationsOf(doc)) {
-      if (typeof op['x-route-name'] === 'string') {
-        costs[op['x-route-name']] = op['x-credits'] as number;
-        ttl[op['x-route-name']] = op['x-cache-ttl-seconds'];
+      for (const route of [op, ...legacyActionsOf(op)]) {
+        if (typeof route['x-route-name'] !== 'string') continue;
+        costs[route['x-route-name']] = route['x-credits'] as number;
+        ttl[route['x-route-name']] = route['x-cache-ttl-seconds'];
       }
       Object.assign(costs, op['x-credits-per-method']);
     }
@@ -383,6 +424,15 @@ describe('GET /api/json/openapi', () => {
   it('states the chain prefix and the two ways of giving the key', () => {
     const components = doc.components as { parameters: Record<string, Json>; securitySchemes: Record<string, Json> };
     expect(components.parameters.chain_id).toMatchObject({ in: 'path', required: true, schema: { type: 'string', enum: ['1', '100'] } });
+    // The stats service's routes: only the chains that have one.
+    expect(components.parameters.stats_chain_id).toMatchObject({ in: 'path', required: true, schema: { type: 'string', enum: ['100'] } });
+    const statsOps = operationsOf(doc).filter(({ path }) => path.startsWith('/{chain_id}/stats-service/'));
+    expect(statsOps.length).toBeGreaterThan(0);
+    for (const { path, op } of statsOps) expect(op.parameters?.[0], path).toEqual({ $ref: '#/components/parameters/stats_chain_id' });
+    const others = operationsOf(doc).filter(
+      ({ path }) => path.startsWith('/{chain_id}/') && !path.startsWith('/{chain_id}/stats-service/'),
+    );
+    for (const { path, op } of others) expect(op.parameters?.[0], path).toEqual({ $ref: '#/components/parameters/chain_id' });
     expect(Object.keys(components.securitySchemes)).toEqual(['bearer', 'apikey']);
     expect(components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(components.securitySchemes.apikey).toMatchObject({ type: 'apiKey', in: 'query', name: 'apikey' });
@@ -413,18 +463,24 @@ describe('GET /api/json/openapi', () => {
     expect(check(answer(v2, 401).content['application/json']!.schema, await anonymous.json())).toBe('');
     expect(v2.responses['401']!['x-error-codes']).toContain('NO_KEY');
 
-    // The legacy form, billed as documented; a legacy refusal in the envelope.
-    const legacy = op('/{chain_id}/api?module=account&action=balance');
+    // The legacy form, billed as its action says; a legacy refusal in the envelope.
+    const legacy = op('/{chain_id}/api');
+    const action = (module: string, name: string) => legacyActionsOf(legacy).find((a) => a.module === module && a.action === name)!;
     const before = await gw.get(`/1/api?module=account&action=balance&address=${ADDRESS}`);
     const after = await gw.get(`/1/api?module=account&action=balance&address=${ADDRESS}`);
     expect(after.status).toBe(200);
-    expect(remaining(before) - remaining(after)).toBe(legacy['x-credits']);
-    const proxy = op('/{chain_id}/api?module=proxy&action=eth_blockNumber');
+    expect(remaining(before) - remaining(after)).toBe(action('account', 'balance')['x-credits']);
+    const proxy = action('proxy', 'eth_blockNumber');
     const p1 = await gw.get('/1/api?module=proxy&action=eth_blockNumber');
     const p2 = await gw.get('/1/api?module=proxy&action=eth_blockNumber');
     expect(p2.status).toBe(200);
     expect(remaining(p1) - remaining(p2)).toBe(proxy['x-credits']);
     expect(proxy['x-credits']).toBe(3);
+    // An unknown action: the documented 400 of the form, its code named.
+    const unknown = await gw.get('/1/api?module=account&action=nope');
+    expect(unknown.status).toBe(400);
+    expect(check(answer(legacy, 400).content['application/json']!.schema, await unknown.json())).toBe('');
+    expect(legacy.responses['400']!['x-error-codes']).toContain('LEGACY_UNKNOWN_ACTION');
     const refused = await gw.get(`/1/api?module=account&action=balance&address=${ADDRESS}`, { key: 'no-such-key' });
     expect(refused.status).toBe(401);
     expect(check(answer(legacy, 401).content['application/json']!.schema, await refused.json())).toBe('');
@@ -451,6 +507,13 @@ describe('GET /api/json/openapi', () => {
     const perMethod = rpc['x-credits-per-method'] as Record<string, number>;
     expect(remaining(base) - remaining(again)).toBe(perMethod['rpc.eth_blockNumber']! + perMethod['rpc.eth_chainId']!);
     expect(check(rpc.requestBody!.content['application/json']!.schema, [{ jsonrpc: '2.0', id: 1, method: 'eth_mine' }])).not.toBe('');
+
+    // A CSV export: the media type the explorer answers is the one documented.
+    const csvOp = op('/{chain_id}/api/v2/addresses/{address_hash_param}/transactions/csv');
+    const csv = await gw.get(`/1/api/v2/addresses/${ADDRESS}/transactions/csv?from_period=2024-01-01&to_period=2024-01-02`);
+    expect(csv.status).toBe(200);
+    await csv.arrayBuffer();
+    expect(Object.keys(answer(csvOp, 200).content)).toEqual([csv.headers.get('content-type')!.split(';')[0]]);
 
     // The gateway's own paths answer as documented.
     for (const path of ['/healthz', '/readyz', '/api/json/config']) {
