@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import type { Logger } from 'pino';
 import type { RuntimeKeys } from '../keys/runtime.js';
-import type { QuotaStore } from '../quota/types.js';
+import type { QuotaStore, SeparateUsageCredits } from '../quota/types.js';
 import type { GatewayState } from '../request/state.js';
 import type { Storage } from '../store/types.js';
 
@@ -13,6 +13,8 @@ export type Send = (reply: FastifyReply, status: number, body: unknown) => Fasti
 export interface AdminDeps {
   store: Storage;
   quota: QuotaStore;
+  /** Credits counted apart from the usage rows (the Redis store), added to them in a usage report. */
+  credits: SeparateUsageCredits | undefined;
   runtime: RuntimeKeys;
   /** The state new requests see: its configuration's plans, chains and keys. */
   states: () => GatewayState;

@@ -528,9 +528,9 @@ export class AdminService {
     const query = { from, to, granularity, keyIds, accounts, chain: q.chain, route: q.route };
     const stored = await this.deps.store.usage.listUsage(query);
     // With Redis, credits are counted as they are billed, apart from the rows (quota/usage-credits.ts).
-    const { quota } = this.deps;
+    const { credits } = this.deps;
     let rows = stored;
-    if (quota.usageCredits !== undefined) {
+    if (credits !== undefined) {
       // The counters (ledgers) a key bills (keys/ring.ts): a run-time key's own are its id, deleted
       // or not, and a key of an account (keys/objects.ts) bills the account's; a configured key's
       // are its digest. So the rows recorded under an account were billed to the account's: that
@@ -546,7 +546,7 @@ export class AdminService {
           ? [q.account]
           : keyIds && [...[...keyIds].flatMap(ledgersOf), ...stored.flatMap((r) => (r.account === '' ? [] : [r.account]))];
       const known = ledgers?.every((a): a is string => a !== undefined) ? [...new Set(ledgers)] : undefined;
-      rows = addUsageCredits(stored, await quota.usageCredits(query, known));
+      rows = addUsageCredits(stored, await credits.usageCredits(query, known));
     }
     const nameOf = (row: UsageRow) => keys.get(row.keyId)?.name ?? keys.record(row.keyId)?.name ?? null;
     const items = rows.map((r) => ({

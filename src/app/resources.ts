@@ -17,13 +17,12 @@ import { MemoryQuotaStore } from '../quota/memory.js';
 import { RedisQuotaStore } from '../quota/redis.js';
 import { QuotaStep } from '../quota/step.js';
 import { OutageBook } from '../quota/outage.js';
-import type { QuotaStore } from '../quota/types.js';
+import type { QuotaStore, SeparateUsageCredits } from '../quota/types.js';
 import { createRedis, type RedisClient } from '../redis/client.js';
 import { KEEPS_NOTHING, keepsNothing, lostOnRestart, readPersistence, VOLATILE_FIX, volatileRefusal } from '../redis/persistence.js';
 import { RuntimeKeys, type KeyChange } from '../keys/runtime.js';
 import { openStorage } from '../store/open.js';
-import { SqliteStore } from '../store/sqlite.js';
-import type { Storage } from '../store/types.js';
+import type { Storage, StoreFaults } from '../store/types.js';
 import { UsageRecorder } from '../usage/recorder.js';
 import { Webhooks } from '../webhooks/webhooks.js';
 
@@ -81,6 +80,8 @@ export class Resources {
   readonly logOutput: LogOutput;
   readonly redis: RedisClient | undefined;
   readonly quotaStore: QuotaStore;
+  /** Credits counted apart from the usage rows (the Redis store), chosen here: read with a usage report, settled and pruned with it. */
+  readonly credits: SeparateUsageCredits | undefined;
   readonly quota: QuotaStep;
   readonly sharedTier: RedisCacheTier | undefined;
   readonly metrics: Metrics;
@@ -174,7 +175,7 @@ export class Resources {
       now: this.now,
       log: this.log,
     });
-    if (this.store instanceof SqliteStore) this.watchSqlite(this.store);
+    if (this.store.faults !== undefined) this.watchFaults(this.store.faults);
     const redisQuota =
       deps.quotaStore === undefined && redis && config.redis
         ? new RedisQuotaStore(redis, config.redis.keyPrefix, {
@@ -185,7 +186,10 @@ export class Resources {
             hourlyRetentionDays: Math.min(config.usage.hourlyRetentionDays, config.usage.retentionDays),
           })
         : undefined;
-    this.quotaStore = deps.quotaStore ?? redisQuota ?? new MemoryQuotaStore(this.store.ledgers);
+    const memoryQuota = deps.quotaStore === undefined && redisQuota === undefined ? new MemoryQuotaStore(this.store.ledgers) : undefined;
+    this.quotaStore = deps.quotaStore ?? redisQuota ?? memoryQuota!;
+    // With Redis, credits are counted apart from the usage rows (quota/usage-credits.ts).
+    this.credits = redisQuota;
     // While Redis is away, `onError: open` serves within a local window and allowance, billed once
     // it is back (quota/outage.ts); `closed` refuses instead.
     const outage =
@@ -198,9 +202,9 @@ export class Resources {
     this.usage = config.usage.enabled ? new UsageRecorder((rows, batchId) => usage.addUsage(rows, batchId), this.log, this.now) : undefined;
     // Without Redis the ledgers and the usage rows live in one store: credits are counted in usage
     // as they are billed, and both are written in one transaction (quota/memory.ts, joinUsage).
-    if (this.usage && !deps.quotaStore && this.quotaStore instanceof MemoryQuotaStore) this.quotaStore.joinUsage(this.usage);
+    if (this.usage && memoryQuota) memoryQuota.joinUsage(this.usage);
     // With Redis, the scripts that bill credits count them per usage row (quota/usage-credits.ts).
-    if (this.usage && (this.quotaStore as QuotaStore).usageCredits !== undefined) this.usage.countCreditsElsewhere();
+    if (this.usage && this.credits) this.usage.countCreditsElsewhere();
     this.webhooks = new Webhooks(
       config.webhooks,
       {
@@ -229,7 +233,7 @@ export class Resources {
         }),
         cacheStoreFailures: () => this.sharedTier?.failures ?? 0,
         storageUp: () => this.storageUp,
-        recordsStoreFailures: () => (this.store instanceof SqliteStore ? this.store.failures : 0),
+        recordsStoreFailures: () => this.store.faults?.failures ?? 0,
         usageRowsWaiting: () => this.usage?.waitingRows ?? 0,
         logLinesDropped: () => this.logDestination?.droppedLines ?? 0,
         logWriteFailures: () => this.logDestination?.failedWrites ?? 0,
@@ -261,7 +265,7 @@ export class Resources {
    */
   async start(): Promise<void> {
     await this.judgePersistence(true);
-    await this.quotaStore.start?.();
+    await this.quotaStore.start();
     await this.runtime.start();
     this.webhooks.start();
     await this.pingStorage();
@@ -331,13 +335,13 @@ export class Resources {
    * The embedded store's faults (a full disk, a read-only folder or file: store/sqlite.ts), one
    * line per interval however many calls failed; a deleted file put back, when it is.
    */
-  private watchSqlite(store: SqliteStore): void {
+  private watchFaults(faults: StoreFaults): void {
     const warning = new ThrottledWarning(
       this.log,
       'the SQLite store failed; serving from memory, keeping what is not written and trying again',
       this.now,
     );
-    store.listen((event) => {
+    faults.listen((event) => {
       if (event.type === 'fault') {
         warning.warn(event.err, { op: event.op, code: (event.err as { code?: unknown }).code });
         return;

@@ -170,6 +170,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
       : buildAdminServer(tokens, {
           store: resources.store,
           quota: resources.quotaStore,
+          credits: resources.credits,
           runtime: resources.runtime,
           states: () => states.current,
           now: resources.now,
@@ -179,7 +180,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
           // Usage counted in memory, and the credits this process's leases spent (billed, and so
           // counted, when settled: quota/usage-credits.ts), written before a report is read.
           flushUsage: async () => {
-            await Promise.all([resources.usage?.flush(), resources.quotaStore.settleLeases?.()]);
+            await Promise.all([resources.usage?.flush(), resources.credits?.settleLeases()]);
           },
         });
   let adminUrl: string | undefined;
@@ -192,7 +193,7 @@ export function buildServer(config: Config, deps: ServerDeps = {}): FastifyInsta
     await usage.pruneUsage(days);
     await usage.pruneHourlyUsage(hours);
     // With Redis, the credits of the rows are counted apart (quota/usage-credits.ts): pruned alike.
-    await resources.quotaStore.pruneUsageCredits?.(days, hours);
+    await resources.credits?.pruneUsageCredits(days, hours);
   };
   app.decorate('gateway', {
     state: () => states.current,

@@ -74,6 +74,7 @@ import {
   type QuotaQuery,
   type QuotaStore,
   type Refund,
+  type SeparateUsageCredits,
 } from './types.js';
 import { listUsageCredits, pruneUsageCredits } from './usage-credits.js';
 import { RATE_WINDOW_MS } from './window.js';
@@ -140,7 +141,7 @@ export interface RedisQuotaOptions {
   hourlyRetentionDays?: number;
 }
 
-export class RedisQuotaStore implements QuotaStore {
+export class RedisQuotaStore implements QuotaStore, SeparateUsageCredits {
   readonly kind = 'redis';
   /** Where the store keeps each account (redis-keys.ts). */
   readonly keys: QuotaKeys;
@@ -474,6 +475,9 @@ export class RedisQuotaStore implements QuotaStore {
         },
       );
   }
+
+  /** Nothing to read before the first decision: every counter is in Redis. */
+  async start(): Promise<void> {}
 
   /** The balance the account's last call in Redis left, if this process made one (outage.ts). */
   knownBalance(account: string): number | undefined {

@@ -113,22 +113,22 @@ export interface QuotaStore {
   /** Sets bought credits to `value` (>= 0) atomically (with Redis, those no lease holds: redis.ts, setTopUp). */
   setTopUp(account: string, value: number): Promise<{ before: number; after: number }>;
   balance(account: string, period: Period, nowMs: number): Promise<Balance>;
-  /**
-   * The credits billed per usage row, for a store that counts them as it bills them apart from the
-   * usage rows (redis.ts: usage-credits.ts); the usage report adds them to the rows. `accounts`:
-   * the accounts of `q.keyIds`, when all are known.
-   */
-  usageCredits?(q: UsageQuery, accounts?: readonly string[]): Promise<UsageRow[]>;
-  /**
-   * Forgets the usage credits this store counts (usageCredits) of days before `beforeDay`, and its
-   * hourly ones of days before `hoursBeforeDay`, as the records store prunes its usage rows.
-   */
-  pruneUsageCredits?(beforeDay: string, hoursBeforeDay: string): Promise<void>;
-  /** Settles what this process decided locally and has not billed yet (redis.ts's leases), before a usage report. */
-  settleLeases?(): Promise<void>;
-  /** Reads what the store keeps across restarts, before the first decision (memory.ts's ledgers). */
-  start?(): Promise<void>;
+  /** Reads what the store keeps across restarts, before the first decision (memory.ts's ledgers; nothing for Redis). */
+  start(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * A store that counts the credits it bills per usage row apart from the usage rows (redis.ts:
+ * usage-credits.ts), chosen at wiring (app/resources.ts): a usage report adds them to the rows.
+ */
+export interface SeparateUsageCredits {
+  /** The credits billed per usage row; `accounts`: the accounts of `q.keyIds`, when all are known. */
+  usageCredits(q: UsageQuery, accounts?: readonly string[]): Promise<UsageRow[]>;
+  /** Forgets those of days before `beforeDay`, and the hourly ones of days before `hoursBeforeDay`, as the records store prunes its rows. */
+  pruneUsageCredits(beforeDay: string, hoursBeforeDay: string): Promise<void>;
+  /** Settles what this process decided locally and has not billed yet (leases), before a usage report. */
+  settleLeases(): Promise<void>;
 }
 
 /** The balance a client sees: the allowance left (never below 0: a plan may shrink) and bought credits. */

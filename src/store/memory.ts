@@ -41,6 +41,7 @@ const copyAudit = (e: AuditEntry): AuditEntry =>
 
 export class MemoryStore implements Storage, KeyStore, AuditStore, UsageStore, LedgerStore {
   readonly kind = 'memory';
+  readonly faults = undefined;
   readonly keys = this;
   readonly audit = this;
   readonly usage = this;

@@ -455,6 +455,7 @@ function batchSums(rows: readonly UsageRow[]): BatchSums {
 
 export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore, LedgerStore {
   readonly kind = 'postgres';
+  readonly faults = undefined;
   readonly keys = this;
   readonly audit = this;
   readonly usage = this;

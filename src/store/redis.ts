@@ -442,6 +442,7 @@ const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export class RedisStore implements Storage, KeyStore, AuditStore, UsageStore {
   readonly kind = 'redis';
+  readonly faults = undefined;
   readonly keys = this;
   readonly audit = this;
   readonly usage = this;

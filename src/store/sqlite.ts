@@ -81,6 +81,7 @@ import type {
   UsageQuery,
   UsageRow,
   UsageStore,
+  StoreEvent,
 } from './types.js';
 import { hourName } from './day.js';
 import { checkUsageDelta, termsFromJson, termsJson } from './records.js';
@@ -687,17 +688,14 @@ function openConnection(path: string, now: () => number): Connection {
 }
 
 /** What the store tells its listeners (app/resources.ts). */
-export type SqliteStoreEvent =
-  /** A call failed for a reason of the file or the disk (counted in `failures`). */
-  | { type: 'fault'; op: string; err: Error }
-  /** The file was found deleted and written again at its path from the open connection. */
-  | { type: 'restored'; path: string };
+export type SqliteStoreEvent = StoreEvent;
 
 /** How long after a failed attempt to put a deleted file back the next one is made. */
 const RESTORE_RETRY_MS = 5_000;
 
 export class SqliteStore implements Storage, KeyStore, AuditStore, UsageStore, LedgerStore {
   readonly kind = 'sqlite';
+  readonly faults = this;
   readonly keys = this;
   readonly audit = this;
   readonly usage = this;

@@ -257,6 +257,19 @@ export function outcomeUnknown(err: unknown): boolean {
 export type StorageKind = 'memory' | 'sqlite' | 'redis' | 'postgres';
 
 /** The records of one gateway, as open.ts chose them from its configuration. */
+/** What happened to an embedded store's file (store/sqlite.ts). */
+export type StoreEvent =
+  /** A call failed for a reason of the file or the disk (counted in `failures`). */
+  | { type: 'fault'; op: string; err: Error }
+  /** The file was found deleted and written again at its path from the open connection. */
+  | { type: 'restored'; path: string };
+
+/** An embedded store's faults: counted, and told to listeners (Storage.faults). */
+export interface StoreFaults {
+  readonly failures: number;
+  listen(listener: (event: StoreEvent) => void): void;
+}
+
 export interface Storage {
   readonly kind: StorageKind;
   readonly keys: KeyStore;
@@ -266,6 +279,11 @@ export interface Storage {
   readonly ledgers: LedgerStore | undefined;
   /** The webhook outbox (outbox.ts): every delivery of an event to a webhook, until it is delivered or given up. */
   readonly outbox: OutboxStore;
+  /**
+   * The faults of an embedded file the gateway keeps serving through (SQLite: a full disk, a
+   * deleted file), for the log and the metrics; undefined for a backend that is a server.
+   */
+  readonly faults: StoreFaults | undefined;
   /** Resolves when the backend answers; rejects with why not (/readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -45,6 +45,9 @@ class BrokenStore implements QuotaStore {
   balance(account: string, period: Period, nowMs: number): Promise<Balance> {
     return this.inner.balance(account, period, nowMs);
   }
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
   close(): Promise<void> {
     return Promise.resolve();
   }

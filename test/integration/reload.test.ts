@@ -38,6 +38,9 @@ class GatedStore implements QuotaStore {
   balance(account: string, period: Period, nowMs: number): Promise<Balance> {
     return this.inner.balance(account, period, nowMs);
   }
+  start(): Promise<void> {
+    return this.inner.start();
+  }
   close(): Promise<void> {
     return this.inner.close();
   }

@@ -29,6 +29,9 @@ class FailingStore implements QuotaStore {
   balance(): Promise<Balance> {
     return Promise.reject(new Error(this.message));
   }
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
   close(): Promise<void> {
     return Promise.resolve();
   }
