@@ -644,6 +644,10 @@ export async function keylessUploads(scope: Scope, opt: Options): Promise<Report
   const writtenMax = uploads.reduce((m, u) => Math.max(m, u.written), 0);
   const WRITTEN_LIMIT = 2 * MiB;
   const answerMs = answered.map((u) => u.ms).sort((x, y) => x - y);
+  // An estimate: the gateway's CPU in the second phase, less its paying answers at the first
+  // phase's CPU each, over the uploads answered (the uploads cut at the end also cost some).
+  const perPaid = (cpu1.gw - cpu0.gw) / alone.shots.length;
+  const perUpload = (cpu2.gw - cpu1.gw - perPaid * withUploads.shots.length) / answered.length;
   const peakGrowth = (withUploads.peakRss ?? Number.NaN) - (alone.peakRss ?? Number.NaN);
   const p99Bound = Math.max(5 * la.p99, la.p99 + 250);
   const b = billing('keyless-uploads', shots, p, final, usage);
@@ -664,6 +668,10 @@ export async function keylessUploads(scope: Scope, opt: Options): Promise<Report
     [
       'CPU-seconds per second of the phase, alone / with the uploads: the gateway; this process (load, uploads, fixture explorer)',
       `${cps(cpu0.gw, cpu1.gw, t0, t1)} / ${cps(cpu1.gw, cpu2.gw, t1, t2)}; ${cps(cpu0.own, cpu1.own, t0, t1)} / ${cps(cpu1.own, cpu2.own, t1, t2)}`,
+    ],
+    [
+      "the gateway's CPU per answer (ms): a paying one, alone / a keyless upload (estimate: the second phase's CPU less its paying answers at the first's)",
+      `${ms1(perPaid)} / ${ms1(perUpload)}`,
     ],
     ["this process's event-loop delay p99 (ms), alone / with the uploads", `${ms1(lagAlone)} / ${ms1(lagUploads)}`],
     ['the machine: load average (1 min) at the start / at the end of the load', `${load0.toFixed(2)} / ${load1.toFixed(2)}`],
