@@ -13,6 +13,11 @@
 // The crash scenarios, kill9-redis, kill9-worker and kill9-sqlite (kill -9 under load, then a
 // restart on the same storage: see kill9 below), print requests served, credits billed, usage
 // credits and their difference, which should be 0, also in one table after the last scenario.
+// Issue 42's (scripts/chaos/strangers.ts), each under load from a paying key and each with its
+// requests served × cost against credits billed and usage credits, in a table of their own at the
+// end: webhook-endless-body (a receiver answering 500 with a body without end), log-disk-full
+// (stdout on a file at its RLIMIT_FSIZE), keyless-uploads (50 slow 20 MiB POSTs without a key),
+// reload-drops-plan (SIGHUP without a plan a run-time key is on).
 //
 // The load is a closed loop of N keep-alive connections (undici's Pool, the gateway's own HTTP
 // client library) rather than wrk or autocannon: the credit ledger below needs, per answer, its
@@ -34,6 +39,7 @@ import { stringify } from 'yaml';
 import { startFixtureExplorer } from '../fixture/explorer.js';
 import { LEASE_GRACE_MS, LEASE_SWEEP_MS } from '../src/quota/lease.js';
 import { RATE_WINDOW_MS } from '../src/quota/window.js';
+import { billingTable, keylessUploads, logDiskFull, reloadDropsPlan, webhookEndlessBody } from './chaos/strangers.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const SCENARIOS = [
@@ -45,13 +51,17 @@ const SCENARIOS = [
   'kill9-redis',
   'kill9-worker',
   'kill9-sqlite',
+  'webhook-endless-body',
+  'log-disk-full',
+  'keyless-uploads',
+  'reload-drops-plan',
 ] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
 const USAGE = `usage: npm run chaos -- [--only ${SCENARIOS.join(',')}] [--duration S] [--connections N] [--out FILE]
 
   --only NAME[,NAME]   run only these scenarios (default: all, in the order above)
-  --duration S         load per scenario run, seconds (default 15; redis-restart runs twice)
+  --duration S         load per scenario run, seconds (default 15; redis-restart and redis-freeze run twice)
   --connections N      concurrent keep-alive connections of the load (default 16)
   --out FILE           also write the report (markdown) to FILE`;
 
@@ -61,16 +71,16 @@ const USAGE = `usage: npm run chaos -- [--only ${SCENARIOS.join(',')}] [--durati
 const MAX_REQUESTS = 1_000_000;
 /** A request the gateway leaves unanswered this long counts as lost (the gateway's own deadlines are shorter). */
 const CLIENT_TIMEOUT_MS = 15_000;
-const ADMIN_TOKEN = 'chaos-admin-token-0123456789';
-const ADDRESS = '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045';
+export const ADMIN_TOKEN = 'chaos-admin-token-0123456789';
+export const ADDRESS = '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045';
 /** A cacheable route (docs/clients.md "Costs and cache lifetimes": token-balances) ... */
-const CACHED_PATH = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
+export const CACHED_PATH = `/1/api/v2/addresses/${ADDRESS}/token-balances`;
 /** ... and one the configurations below never cache (cache.ttlSeconds.transactions: 0): every request reaches the explorer. */
-const UNCACHED_PATH = `/1/api/v2/addresses/${ADDRESS}/transactions?items_count=5`;
+export const UNCACHED_PATH = `/1/api/v2/addresses/${ADDRESS}/transactions?items_count=5`;
 /** What both routes cost (costs.routes below), so that expected credits are answers times this. */
-const COST = 20;
-const YAML_KEY = 'chaos-yaml-key-0123456789abcdef';
-const PLANS = {
+export const COST = 20;
+export const YAML_KEY = 'chaos-yaml-key-0123456789abcdef';
+export const PLANS = {
   // rps far above what the load reaches: no 429 blurs the ledger. Monthly: no period ends mid-run.
   big: { rps: 1_000_000, credits: 500_000_000, period: 'monthly' },
   bigger: { rps: 900_000, credits: 600_000_000, period: 'monthly' },
@@ -144,7 +154,7 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
  * What one scenario run started: closed in reverse order at its end, whatever happened, and by
  * the Ctrl-C handler.
  */
-class Scope {
+export class Scope {
   readonly dir: string;
   private readonly closers: { what: string; fn: () => Promise<unknown> }[] = [];
   private closing: Promise<void> | undefined;
@@ -176,20 +186,20 @@ class Scope {
 
 // ---- small helpers
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** A sleep that does not keep the process alive: for deadlines raced against the work they bound. */
-const deadline = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
-const fmt = (x: number) => (Number.isNaN(x) ? '–' : x.toLocaleString('en-US'));
-const ms1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '–');
-const secs = (ms: number) => (ms / 1000).toFixed(2);
-const mib = (kib: number | undefined) => (kib === undefined ? '–' : (kib / 1024).toFixed(1));
+export const deadline = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+export const fmt = (x: number) => (Number.isNaN(x) ? '–' : x.toLocaleString('en-US'));
+export const ms1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '–');
+export const secs = (ms: number) => (ms / 1000).toFixed(2);
+export const mib = (kib: number | undefined) => (kib === undefined ? '–' : (kib / 1024).toFixed(1));
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return (await freePorts(1))[0]!;
 }
 
 /** `n` distinct free ports: each held open until all are chosen (one at a time, two may come back the same). */
-async function freePorts(n: number): Promise<number[]> {
+export async function freePorts(n: number): Promise<number[]> {
   const servers = Array.from({ length: n }, () => createServer());
   await Promise.all(
     servers.map(
@@ -206,7 +216,7 @@ async function freePorts(n: number): Promise<number[]> {
 }
 
 /** VmRSS of a process in KiB (proc(5): /proc/PID/status), undefined once it is gone. */
-function rssKiB(pid: number): number | undefined {
+export function rssKiB(pid: number): number | undefined {
   try {
     const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m?.[1] === undefined ? undefined : Number(m[1]);
@@ -215,7 +225,7 @@ function rssKiB(pid: number): number | undefined {
   }
 }
 
-function percentile(sorted: readonly number[], p: number): number {
+export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
 }
@@ -247,7 +257,7 @@ function redisPing(port: number): Promise<string | undefined> {
   });
 }
 
-class RedisServer {
+export class RedisServer {
   private pid: number | undefined;
   private exited: Promise<void> = Promise.resolve();
 
@@ -306,15 +316,15 @@ class RedisServer {
 // ---- the gateway, in a child process
 
 /** The loopback ports of one gateway process (public, admin API, operations with /metrics) and its directory. */
-interface Ports {
+export interface Ports {
   port: number;
   adminPort: number;
   metricsPort: number;
   dir: string;
 }
-type ConfigFor = (ports: Ports) => Record<string, unknown>;
+export type ConfigFor = (ports: Ports) => Record<string, unknown>;
 
-class Gateway {
+export class Gateway {
   private out = '';
   readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
 
@@ -349,16 +359,25 @@ class Gateway {
   /**
    * `ports`: those of an earlier process (a restart on the same ports and directory, hence the
    * same embedded store). `inspect: false`: no inspector (the crash scenarios read no memory, and
-   * cluster workers would each open one).
+   * cluster workers would each open one). `wrap`: a command the node process runs under, which
+   * ends by exec-ing its arguments (so the pid stays the gateway's), as test/support/process.ts
+   * takes it: prlimit and a shell redirecting stdout (log-disk-full in scripts/chaos/strangers.ts).
    */
-  static async start(scope: Scope, name: string, configFor: ConfigFor, opt: { ports?: Ports; inspect?: boolean } = {}): Promise<Gateway> {
+  static async start(
+    scope: Scope,
+    name: string,
+    configFor: ConfigFor,
+    opt: { ports?: Ports; inspect?: boolean; wrap?: readonly string[] } = {},
+  ): Promise<Gateway> {
     const [port, adminPort, metricsPort] = opt.ports ? [] : await freePorts(3);
     const ports: Ports = opt.ports ?? { port: port!, adminPort: adminPort!, metricsPort: metricsPort!, dir: scope.dir };
     const file = join(scope.dir, `${name}.yaml`);
     writeFileSync(file, stringify(configFor(ports)));
     // The inspector, on loopback and a port of its own choosing, only to ask for a full garbage
     // collection before memory is read (Gateway.collectGarbage).
-    const { child, pid } = spawnTracked(`gateway ${name}`, process.execPath, [
+    const [cmd, ...pre] = [...(opt.wrap ?? []), process.execPath];
+    const { child, pid } = spawnTracked(`gateway ${name}`, cmd, [
+      ...pre,
       ...(opt.inspect === false ? [] : ['--inspect=127.0.0.1:0']),
       '--import',
       'tsx',
@@ -487,12 +506,12 @@ class Gateway {
   }
 }
 
-interface KeyCredits {
+export interface KeyCredits {
   remaining: number;
   spent: number;
   topup: number;
 }
-interface UsageSum {
+export interface UsageSum {
   requests: number;
   credits: number;
   cacheHits: number;
@@ -501,7 +520,7 @@ interface UsageSum {
 }
 
 /** Usage since a first reading (the warm-up's requests are in the rows too). */
-function minus(a: UsageSum, b: UsageSum): UsageSum {
+export function minus(a: UsageSum, b: UsageSum): UsageSum {
   return {
     requests: a.requests - b.requests,
     credits: a.credits - b.credits,
@@ -511,7 +530,7 @@ function minus(a: UsageSum, b: UsageSum): UsageSum {
   };
 }
 
-function baseConfig(
+export function baseConfig(
   o: Ports,
   extra: {
     upstreams?: string[];
@@ -543,13 +562,13 @@ function baseConfig(
 
 // ---- the load: a closed loop of keep-alive connections, every answer kept
 
-interface Target {
+export interface Target {
   label: string;
   path: string;
   key: string;
 }
 
-interface Shot {
+export interface Shot {
   /** When it was sent and answered, ms on this process's performance clock. */
   start: number;
   end: number;
@@ -564,7 +583,7 @@ interface Shot {
   error: string;
 }
 
-class Load {
+export class Load {
   readonly shots: Shot[] = [];
   private stopped = false;
   private next = 0;
@@ -651,7 +670,7 @@ class Load {
 // ---- what the answers say
 
 /** Requests by status (and x-cache), "no answer" by error code. */
-function byStatus(shots: readonly Shot[], withCache = false): string {
+export function byStatus(shots: readonly Shot[], withCache = false): string {
   const counts = new Map<string, number>();
   for (const s of shots) {
     const k = s.status === 0 ? `no answer (${s.error})` : withCache && s.cache ? `${s.status} ${s.cache}` : String(s.status);
@@ -663,13 +682,13 @@ function byStatus(shots: readonly Shot[], withCache = false): string {
     .join(', ');
 }
 
-function latency(shots: readonly Shot[]): { p50: number; p99: number; max: number; n: number } {
+export function latency(shots: readonly Shot[]): { p50: number; p99: number; max: number; n: number } {
   const l = shots.filter((s) => s.status !== 0).map((s) => s.end - s.start);
   l.sort((a, b) => a - b);
   return { p50: percentile(l, 50), p99: percentile(l, 99), max: l.at(-1) ?? Number.NaN, n: l.length };
 }
 
-interface Ledger {
+export interface Ledger {
   /** Answers the quota store decided and billed, and kept billed (2xx, 4xx other than refusals). */
   billed: number;
   /** Answers while the store failed (quota headers -1, redis.onError open). */
@@ -689,7 +708,7 @@ interface Ledger {
  * The credits the answers say were billed: a request is billed when the decision lets it through
  * and refunded when the answer is a 5xx (docs/clients.md "Response headers" and "Rate limits and credits").
  */
-function ledger(shots: readonly Shot[]): Ledger {
+export function ledger(shots: readonly Shot[]): Ledger {
   const l: Ledger = { billed: 0, failOpen: 0, servedOpen: 0, refunded: 0, refused: 0, noQuota: 0, expected: 0 };
   for (const s of shots) {
     if (s.status === 0) continue;
@@ -713,11 +732,11 @@ function ledger(shots: readonly Shot[]): Ledger {
  * usage rows are exact).
  */
 /** Answers past the key step (they carry quota headers): what usage rows count as requests. */
-function ledgerRequests(shots: readonly Shot[]): number {
+export function ledgerRequests(shots: readonly Shot[]): number {
   return shots.filter((s) => s.status !== 0 && s.credits !== null).length;
 }
 
-function usageCheck(usage: UsageSum, shots: readonly Shot[], l: Ledger, name = 'usage rows exact'): Check {
+export function usageCheck(usage: UsageSum, shots: readonly Shot[], l: Ledger, name = 'usage rows exact'): Check {
   const requests = ledgerRequests(shots);
   const errors = shots.filter((s) => s.status >= 500 && s.credits !== null).length;
   const pass = usage.credits === l.expected && usage.requests === requests && usage.errors === errors;
@@ -736,20 +755,20 @@ const decided = (s: Shot) => s.status !== 0 && s.credits !== null && s.credits !
 
 // ---- the report
 
-interface Check {
+export interface Check {
   name: string;
   pass: boolean;
   detail: string;
 }
 
-interface Report {
+export interface Report {
   title: string;
   rows: [string, string][];
   checks: Check[];
   notes: string[];
 }
 
-function render(r: Report): string {
+export function render(r: Report): string {
   const lines = [`## ${r.title}`, '', '| figure | value |', '|---|---|'];
   for (const [k, v] of r.rows) lines.push(`| ${k} | ${v.replaceAll('|', '\\|')} |`);
   lines.push('');
@@ -758,10 +777,10 @@ function render(r: Report): string {
   return `${lines.join('\n')}\n`;
 }
 
-const check = (name: string, pass: boolean, detail: string): Check => ({ name, pass, detail });
+export const check = (name: string, pass: boolean, detail: string): Check => ({ name, pass, detail });
 
 /** Rows every scenario shows. */
-function commonRows(load: Load, t0: number, before: Memory, after: Memory): [string, string][] {
+export function commonRows(load: Load, t0: number, before: Memory, after: Memory): [string, string][] {
   const lat = latency(load.shots);
   const last = load.shots.reduce((m, s) => Math.max(m, s.end), t0);
   return [
@@ -773,12 +792,12 @@ function commonRows(load: Load, t0: number, before: Memory, after: Memory): [str
 }
 
 /** The gateway's memory after a full GC: RSS (KiB, /proc/PID/status) and V8 heap used (KiB, prom-client's default metric). */
-interface Memory {
+export interface Memory {
   rss: number | undefined;
   heap: number | undefined;
 }
 
-async function memory(gw: Gateway): Promise<Memory> {
+export async function memory(gw: Gateway): Promise<Memory> {
   const collected = await gw.collectGarbage();
   const heap = await gw.metric('egw_nodejs_heap_size_used_bytes');
   return { rss: gw.rss(), heap: !collected || Number.isNaN(heap) ? undefined : heap / 1024 };
@@ -789,9 +808,9 @@ async function memory(gw: Gateway): Promise<Memory> {
  * RSS alone would mislead: V8 keeps the pages it grew into and gives them back to the system
  * lazily, so RSS gets a looser bound.
  */
-const HEAP_LIMIT_KIB = 16 * 1024;
-const RSS_LIMIT_KIB = 64 * 1024;
-function memoryCheck(before: Memory, after: Memory): Check {
+export const HEAP_LIMIT_KIB = 16 * 1024;
+export const RSS_LIMIT_KIB = 64 * 1024;
+export function memoryCheck(before: Memory, after: Memory): Check {
   if (before.rss === undefined || after.rss === undefined) return check('memory comes back', false, 'RSS not readable');
   const rss = after.rss - before.rss;
   const heap = before.heap === undefined || after.heap === undefined ? undefined : after.heap - before.heap;
@@ -804,22 +823,22 @@ function memoryCheck(before: Memory, after: Memory): Check {
   );
 }
 
-function exitCheck(e: { code: number | null; signal: NodeJS.Signals | null; ms: number }): Check {
+export function exitCheck(e: { code: number | null; signal: NodeJS.Signals | null; ms: number }): Check {
   return check('exit code 0 on SIGTERM', e.code === 0, `exit code ${e.code ?? `signal ${e.signal}`} after ${fmt(Math.round(e.ms))} ms`);
 }
 
-function noCrashCheck(gw: Gateway, during: string): Check {
+export function noCrashCheck(gw: Gateway, during: string): Check {
   const alive = gw.child.exitCode === null && gw.child.signalCode === null;
   return check('no crash', alive, alive ? `process ${gw.pid} still running after ${during}` : `exited with ${gw.child.exitCode}`);
 }
 
-async function settle(gw: Gateway): Promise<Memory> {
+export async function settle(gw: Gateway): Promise<Memory> {
   await sleep(2_000);
   return memory(gw);
 }
 
 /** A few requests first, so that "before" is a warmed process (modules loaded, pools open). */
-async function warm(gw: Gateway, targets: readonly Target[]): Promise<void> {
+export async function warm(gw: Gateway, targets: readonly Target[]): Promise<void> {
   for (let i = 0; i < 20; i++) {
     const t = targets[i % targets.length]!;
     await (await fetch(gw.url + t.path, { headers: { authorization: `Bearer ${t.key}` } })).arrayBuffer();
@@ -827,14 +846,14 @@ async function warm(gw: Gateway, targets: readonly Target[]): Promise<void> {
   await sleep(500);
 }
 
-async function until(at: number, t0: number): Promise<void> {
+export async function until(at: number, t0: number): Promise<void> {
   const wait = t0 + at - performance.now();
   if (wait > 0) await sleep(wait);
 }
 
 // ---- scenarios
 
-interface Options {
+export interface Options {
   durationMs: number;
   connections: number;
 }
@@ -1505,7 +1524,7 @@ function workerPids(primary: number): number[] {
   });
 }
 
-async function waitFor(what: string, ok: () => boolean, ms: number): Promise<void> {
+export async function waitFor(what: string, ok: () => boolean, ms: number): Promise<void> {
   const end = Date.now() + ms;
   while (!ok()) {
     if (Date.now() > end) throw new Error(`${what}: not within ${secs(ms)} s`);
@@ -1513,7 +1532,7 @@ async function waitFor(what: string, ok: () => boolean, ms: number): Promise<voi
   }
 }
 
-const utcToday = () => new Date().toISOString().slice(0, 10);
+export const utcToday = () => new Date().toISOString().slice(0, 10);
 
 /**
  * kill -9 of the gateway (or of one cluster worker) under load, then a restart on the same
@@ -1773,6 +1792,10 @@ async function main(): Promise<void> {
     else if (name === 'kill9-redis') runs.push({ name, label: name, run: (s) => kill9(s, opts, 'redis') });
     else if (name === 'kill9-worker') runs.push({ name, label: name, run: (s) => kill9(s, opts, 'worker') });
     else if (name === 'kill9-sqlite') runs.push({ name, label: name, run: (s) => kill9(s, opts, 'sqlite') });
+    else if (name === 'webhook-endless-body') runs.push({ name, label: name, run: (s) => webhookEndlessBody(s, opts) });
+    else if (name === 'log-disk-full') runs.push({ name, label: name, run: (s) => logDiskFull(s, opts) });
+    else if (name === 'keyless-uploads') runs.push({ name, label: name, run: (s) => keylessUploads(s, opts) });
+    else if (name === 'reload-drops-plan') runs.push({ name, label: name, run: (s) => reloadDropsPlan(s, opts) });
     else runs.push({ name, label: name, run: (s) => sigtermUnderLoad(s, opts) });
   }
 
@@ -1830,6 +1853,11 @@ async function main(): Promise<void> {
     ].join('\n');
     sections.push(table);
     process.stdout.write(`${table}\n`);
+  }
+  const billed = billingTable();
+  if (billed !== undefined) {
+    sections.push(billed);
+    process.stdout.write(`${billed}\n`);
   }
   const summary = `**${failed === 0 ? 'All invariants held' : `${failed} invariant(s) failed`}**; total run time ${secs(performance.now() - started)} s.\n`;
   process.stdout.write(summary);
