@@ -47,7 +47,7 @@ const LOG_BUFFER_BYTES = 32 * 1024;
 /**
  * Cluster workers share the primary's stdout. A pipe keeps a write whole only up to PIPE_BUF
  * bytes (4,096 on Linux, pipe(7)); larger writes of two processes may interleave, so a worker
- * writes at most that much at once. (Not reproduced here: test/integration/worker-log-lines.test.ts
+ * writes at most that much at once. (Not reproduced here: test/process/worker-log-lines.test.ts
  * fills the pipe with two workers writing and finds every line whole either way.)
  */
 export const PIPE_BUF = 4096;

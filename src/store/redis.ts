@@ -36,7 +36,7 @@
 // (https://redis.io/docs/latest/operate/oss_and_stack/management/optimization/latency/#single-threaded-nature-of-redis).
 // The one hash per day of the layout before holds 600,000 fields for 10,000 keys on 12 routes;
 // HGETALL is O(N) (https://redis.io/docs/latest/commands/hgetall/), and with the rows of
-// test/integration/usage-scale.test.ts (77 MB in that hash, on Redis 7.0) one HGETALL held Redis
+// test/process/usage-scale.test.ts (77 MB in that hash, on Redis 7.0) one HGETALL held Redis
 // for 440 ms, one script call adding a batch of 10,000 rows for 100 to 280 ms. So:
 //   - one small hash per day and key: a report on some keys reads only theirs. Every hash is read
 //     with HSCAN, which returns a small hash whole in one call and a large one (a key on hundreds
@@ -280,7 +280,7 @@ return 1
 const BATCH_MARKER_MS = 3_600_000;
 /**
  * Rows of one day per ADD_USAGE call. The script's time grows with its rows; this many keep one
- * call around half a ms of Redis's time (test/integration/usage-scale.test.ts holds every call
+ * call around half a ms of Redis's time (test/process/usage-scale.test.ts holds every call
  * under 20 ms on a busy host). The script's unpack of a key's fields and values (2 per row, 200 at
  * most) stays far within the 8,000 values Lua 5.1 allows (LUAI_MAXCSTACK in Redis's Lua,
  * https://github.com/redis/redis/blob/unstable/deps/lua/src/luaconf.h).

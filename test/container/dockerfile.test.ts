@@ -5,10 +5,20 @@
 // `RUN apt-get ... install PKG...` is not run on this machine: the replay checks that the
 // packages' commands are here instead (this machine builds better-sqlite3 from source with them,
 // as the image's build stage must when no prebuilt binary can be fetched).
+//
+// The build stage's `npm ci` (minutes: it builds better-sqlite3 from source) is not run again when
+// the checkout's node_modules is that very install: the same `npm ci`, from the same
+// package.json and package-lock.json, on this machine, with this toolchain (.ci/run's first step
+// on a clean checkout). The replay then checks what is left of the line: node_modules holds
+// exactly the lock's packages (npm's own record of the install, node_modules/.package-lock.json,
+// against package-lock.json), the addon was built, and the folder the line names in
+// npm_config_nodedir holds this Node's headers (node-gyp's `--nodedir`); and copies node_modules
+// into the stage. When node_modules is not the lock's install (a package added by hand), or with
+// EGW_REPLAY_NPM_CI=1, the line runs as written.
 import { execSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { closedPort } from '../support/gateway.js';
@@ -55,6 +65,72 @@ function instructions(text: string): [string, string][] {
     });
 }
 
+/**
+ * Why the checkout's node_modules is not the install `npm ci` makes from package-lock.json, or
+ * undefined when it is: every package npm recorded as installed is the lock's (version and
+ * integrity), and every package of the lock is installed but the optional ones npm leaves out on
+ * this platform.
+ */
+function notTheLocksInstall(): string | undefined {
+  type Entry = { version?: string; integrity?: string; optional?: boolean };
+  const read = (file: string) => (JSON.parse(readFileSync(join(ROOT, file), 'utf8')) as { packages: Record<string, Entry> }).packages;
+  if (!existsSync(join(ROOT, 'node_modules/.package-lock.json'))) return 'no node_modules/.package-lock.json';
+  const lock = read('package-lock.json');
+  const installed = read('node_modules/.package-lock.json');
+  for (const [name, entry] of Object.entries(installed)) {
+    const want = lock[name];
+    if (!want || want.version !== entry.version || want.integrity !== entry.integrity) return `${name} is not the lock's`;
+  }
+  for (const [name, entry] of Object.entries(lock)) {
+    if (name !== '' && !installed[name] && !entry.optional) return `${name} of the lock is not installed`;
+  }
+  return undefined;
+}
+
+const whyNotReused = process.env.EGW_REPLAY_NPM_CI === '1' ? 'EGW_REPLAY_NPM_CI=1' : notTheLocksInstall();
+const fullNpmCi = whyNotReused !== undefined;
+
+/**
+ * The `npm ci` line, from the checkout's own `npm ci`: the addon built, npm_config_nodedir's
+ * folder holding the headers of this Node, and node_modules copied into the stage.
+ */
+function installedAsTheLineWould(line: string, cwd: string, env: Record<string, string>): void {
+  const nodedir = /npm_config_nodedir="\$\((.*)\)"/.exec(line)?.[1];
+  if (nodedir === undefined) throw new Error(`the replay reads npm_config_nodedir="$(...)" in the npm ci line: teach it (${line})`);
+  const dir = execSync(nodedir, { cwd, encoding: 'utf8', env: { ...process.env, ...env } }).trim();
+  // node-gyp reads an installed Node's headers from <nodedir>/include/node (common.gypi, node.h).
+  expect(existsSync(join(dir, 'include/node/common.gypi')), `${dir}/include/node/common.gypi`).toBe(true);
+  const version = readFileSync(join(dir, 'include/node/node_version.h'), 'utf8');
+  const [major, minor, patch] = process.versions.node.split('.');
+  for (const [name, value] of [
+    ['MAJOR', major],
+    ['MINOR', minor],
+    ['PATCH', patch],
+  ]) {
+    expect(version, `${dir}/include/node/node_version.h names Node ${process.versions.node}`).toMatch(
+      new RegExp(`#define NODE_${name}_VERSION ${value}\\b`),
+    );
+  }
+  expect(existsSync(join(ROOT, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'))).toBe(true);
+  // A copy, not links: `npm prune` in the next stage removes and rewrites files of node_modules
+  // (the folder itself resolved first, in case it is a link to another checkout's).
+  copy(realpathSync(join(ROOT, 'node_modules')), join(cwd, 'node_modules'));
+}
+
+/**
+ * COPY of a file or a folder to the path it becomes, with `cp -a` (the folder's contents into
+ * the target folder, as COPY does): fs.cpSync took tens of seconds for node_modules.
+ */
+function copy(source: string, target: string): void {
+  if (statSync(source).isDirectory()) {
+    mkdirSync(target, { recursive: true });
+    execSync(`cp -a '${source}/.' '${target}'`);
+  } else {
+    mkdirSync(dirname(target), { recursive: true });
+    execSync(`cp -a '${source}' '${target}'`);
+  }
+}
+
 function replay(dir: string): Stage[] {
   const stages: Stage[] = [];
   let stage: Stage | undefined;
@@ -88,7 +164,7 @@ function replay(dir: string): Stage[] {
         for (const src of parts) {
           const source = from ? inImage(from, src) : join(ROOT, src);
           const target = dest.endsWith('/') ? join(inImage(s, dest), src.split('/').pop()!) : inImage(s, dest);
-          cpSync(source, target, { recursive: true });
+          copy(source, target);
         }
         break;
       }
@@ -100,6 +176,10 @@ function replay(dir: string): Stage[] {
             execSync(`command -v ${command}`, { stdio: 'pipe' }); // throws when this machine lacks it
             s.packages.push(pkg);
           }
+          break;
+        }
+        if (/\bnpm ci\b/.test(arg) && !fullNpmCi) {
+          installedAsTheLineWould(arg, inImage(s, '.'), s.env);
           break;
         }
         execSync(arg, { cwd: inImage(s, '.'), stdio: 'pipe', env: { ...process.env, ...s.env } });
@@ -124,10 +204,13 @@ function replay(dir: string): Stage[] {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'egw-image-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }), 120_000);
+// rm -rf, not fs.rmSync: the stages hold three copies of node_modules, and fs.rmSync took two
+// minutes to remove them on a loaded machine (bench/results/2026-12-02-test-tiers.md).
+afterAll(() => void execSync(`rm -rf '${dir}'`), 120_000);
 
 describe('Dockerfile', () => {
   it('builds, keeps production dependencies only, runs as non-root, starts and passes its health check', async () => {
+    if (fullNpmCi) console.log(`the Dockerfile replay runs npm ci as written: ${whyNotReused}`);
     const stages = replay(dir);
     const image = stages.at(-1)!;
     const app = join(image.root, image.workdir);
@@ -182,5 +265,5 @@ describe('Dockerfile', () => {
       child.kill('SIGTERM');
     }
     expect(await new Promise((r) => child.on('exit', r))).toBe(0);
-  }, 600_000); // npm ci builds better-sqlite3 from source here: about 80 s on an idle machine, minutes on a busy one
+  }, 600_000); // with npm ci as written, it builds better-sqlite3 from source here: about 80 s on an idle machine, minutes on a busy one
 });

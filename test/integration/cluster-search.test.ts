@@ -18,7 +18,7 @@ import { makeConfig, startGateway, type TestGateway } from '../support/gateway.j
 import { responseChecker } from '../support/json-schema.js';
 import { until } from '../support/wait.js';
 
-// ---- the document's 200 schemas of the routes, for ajv (as fixture-surface.test.ts builds them)
+// ---- the document's 200 schemas of the routes, for ajv (as test/fixture/surface.test.ts builds them)
 type Schema = Record<string, unknown>;
 interface Doc {
   paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema?: Schema }> }> }>>;

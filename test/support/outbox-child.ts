@@ -1,5 +1,5 @@
 // A process that writes to the webhook outbox of a SQLite store and is then killed
-// (test/integration/outbox-crash.test.ts): it opens the file, enqueues `count` deliveries created
+// (test/process/outbox-crash.test.ts): it opens the file, enqueues `count` deliveries created
 // just before `now`, claims the `claim` oldest with a lease of `leaseMs`, settles the first of
 // those as delivered, prints one JSON line of what it wrote once every write has resolved, and
 // then waits, its store never closed, for the SIGKILL.

@@ -1,24 +1,24 @@
 // The order test files start in: the long ones first, so that they run beside the many short
 // ones instead of after them. A clean checkout (CI) has no record of past durations, and vitest
 // then starts the largest files first (BaseSequencer.sort in vitest/dist/node.js), which puts
-// the Dockerfile replay, the longest of all by minutes, near the end. The figures are from a
-// full run on a 2-core machine with 4 workers (bench/results/2026-11-27-test-run.md).
+// the long e2e and process files, small ones, near the end. The figures are from a full run with
+// one worker on a loaded 2-core machine (bench/results/2026-12-02-test-tiers.md).
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /** The slowest files, slowest first (seconds of that run). */
 export const SLOW_FIRST: readonly string[] = [
-  'test/container/dockerfile.test.ts', // 498: npm ci builds better-sqlite3 from source
-  'test/docs/commands.test.ts', // 265
-  'test/integration/storage-faults.test.ts', // 213
-  'test/integration/process-faults.test.ts', // 147
-  'test/integration/cli.test.ts', // 123
-  'test/integration/usage-billing-crash.test.ts', // 123
-  'test/integration/admin-processes.test.ts', // 103
-  'test/integration/start-and-stop.test.ts', // 65
-  'test/integration/redis-persistence.test.ts', // 62
-  'test/integration/lifecycle.test.ts', // 59
-  'test/integration/webhooks.test.ts', // 54
-  'test/integration/selling-faults.test.ts', // 37
+  'test/docs/commands.test.ts', // 199
+  'test/container/dockerfile.test.ts', // 167 with npm ci run as written; 107 to 131 reusing the checkout's (loaded machine)
+  'test/process/storage-faults.test.ts', // 164
+  'test/process/process-faults.test.ts', // 158
+  'test/process/usage-billing-crash.test.ts', // 95
+  'test/process/admin-processes.test.ts', // 77
+  'test/process/cli.test.ts', // 72
+  'test/process/start-and-stop.test.ts', // 52
+  'test/process/lifecycle.test.ts', // 45
+  'test/process/redis-persistence.test.ts', // 43
+  'test/process/log-disk-full.test.ts', // 31
+  'test/process/webhooks.test.ts', // 30
 ];
 
 export class SlowFirstSequencer extends BaseSequencer {

@@ -1,4 +1,4 @@
-// The command line's help and admin URL, in process (test/integration/cli.test.ts runs the
+// The command line's help and admin URL, in process (test/process/cli.test.ts runs the
 // program itself): every command and subcommand has its help, found wherever --help stands, and
 // the admin listener's address is taken with or without /admin/v1.
 import { describe, expect, it } from 'vitest';

@@ -115,7 +115,7 @@ async function usageRequests(s: Setup, id: string): Promise<number> {
 describe('a gateway on the embedded store', () => {
   it('creates the store file, its -wal and -shm 0600 under umask 022', async () => {
     const s = await setup();
-    const g = await startGatewayProcess(s.cfg, 15_000, UMASK_022);
+    const g = await startGatewayProcess(s.cfg, undefined, UMASK_022);
     try {
       await burst(g, DEMO_KEY, 3);
       for (const f of [s.file, `${s.file}-wal`, `${s.file}-shm`]) {
@@ -133,7 +133,7 @@ describe('a gateway on the embedded store', () => {
     const cost = await firstCost(first);
     expect(await first.stop()).toBe(0);
     const limit = Math.max(statSync(s.file).size, 32 * 1024) + 48 * 1024;
-    const g = await startGatewayProcess(s.cfg, 15_000, ['prlimit', `--fsize=${limit}:unlimited`, '--']);
+    const g = await startGatewayProcess(s.cfg, undefined, ['prlimit', `--fsize=${limit}:unlimited`, '--']);
     let answered = 1; // the first process's request
     try {
       await until(
@@ -225,7 +225,7 @@ describe('a gateway on the embedded store', () => {
 
   it('with its folder read-only after start: the open files take writes; deleted then, the file cannot be put back, so writes are refused and it is not ready until the folder is writable again', async () => {
     const s = await setup();
-    const g = await startGatewayProcess(s.cfg, 15_000, AS_OWNER);
+    const g = await startGatewayProcess(s.cfg, undefined, AS_OWNER);
     let a: { id: string; key: string };
     let b: { id: string; key: string };
     let c: { id: string; key: string };
@@ -285,7 +285,7 @@ describe('a gateway on the embedded store', () => {
       lock(s);
       let g: GatewayProcess | undefined;
       try {
-        g = await startGatewayProcess(s.cfg, 15_000, AS_OWNER);
+        g = await startGatewayProcess(s.cfg, undefined, AS_OWNER);
         await burst(g, DEMO_KEY, 4);
         await until(async () => (await readyz(s)).storage.status === 'down', '/readyz to say the store is down', 12_000);
         expect((await readyz(s)).status).toBe('not ready');
