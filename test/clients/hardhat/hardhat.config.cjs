@@ -1,5 +1,5 @@
 // A Hardhat 2 project that verifies contracts/Counter.sol through the gateway with
-// @nomicfoundation/hardhat-verify 2 (test/integration/clients-hardhat.test.ts runs
+// @nomicfoundation/hardhat-verify 2 (test/process/clients-hardhat.test.ts runs
 // `npx hardhat verify` here; docs/clients.md copies its settings). The test passes:
 //   GATEWAY_URL     the gateway's base URL (http://127.0.0.1:PORT)
 //   GATEWAY_KEY     the API key

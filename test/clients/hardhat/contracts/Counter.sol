@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The contract test/integration/clients-hardhat.test.ts verifies through the gateway with
+// The contract test/process/clients-hardhat.test.ts verifies through the gateway with
 // `npx hardhat verify`; fixture/chain.ts holds its deployed bytecode (HARDHAT_COUNTER_CODE).
 pragma solidity 0.8.37;
 
