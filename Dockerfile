@@ -23,6 +23,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm_config_nodedir="$(node -p 'require("path").resolve(process.execPath, "../..")')" npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+# npm run build copies src/'s Lua scripts and SQL migrations beside the compiled code (dist/).
+COPY scripts/copy-assets.js ./scripts/
 COPY src ./src
 RUN npm run build
 

@@ -5,8 +5,16 @@
 // name, so a script's body reads names, never positions, and an argument is added in one place.
 // Its reply is named the same way, beside the Lua that computes each value.
 //
+// Each script's body is a file of its own, src/quota/lua/<name>.lua, read once at start (script
+// below): what Redis runs is lua/lib.lua (the functions the scripts share: spend, addUsage,
+// settle), then the prologue generated here, then the body, whose lines `--#reply <layout>` are
+// replaced by the Lua that appends that reply layout's values (appendLua). The files parse as
+// Lua as they are (a `--#` line is a comment); test/unit/lua-scripts.test.ts parses each script
+// as sent.
+//
 // Each script is registered once (EVALSHA, ioredis's defineCommand) and runs atomically. Time
 // comes from the decision, never from the Redis server's clock (redis.ts's head says why).
+import { readFileSync } from 'node:fs';
 import type { RedisClient } from '../redis/client.js';
 import { LEASE_MIN_REQUESTS, LEASE_SHARE, type Grant } from './lease.js';
 import type { QuotaOutcome } from './types.js';
@@ -37,20 +45,55 @@ function indexes<T>(returns: Returns<T>): { readonly [P in keyof T]: number } {
   return Object.fromEntries(order(returns).map((name, i) => [name, i])) as { [P in keyof T]: number };
 }
 
-/** `local <name> = KEYS[i]` and `local <name> = tonumber(ARGV[i])` (or `ARGV[i]`), one a line. */
-function prologue<K, A>(keys: Positions<K>, argv: Positions<A>): string {
+/**
+ * `local <name> = KEYS[i]` and `local <name> = tonumber(ARGV[i])` (or `ARGV[i]`), one a line,
+ * then `local <NAME> = <value>` for each constant the script reads.
+ */
+function prologue<K, A>(keys: Positions<K>, argv: Positions<A>, constants: Readonly<Record<string, number>> = {}): string {
   const lines = order(keys).map((name, i) => `local ${name} = KEYS[${i + 1}]`);
   order(argv).forEach((name, i) =>
     lines.push(argv[name] === 'tonumber' ? `local ${name} = tonumber(ARGV[${i + 1}])` : `local ${name} = ARGV[${i + 1}]`),
   );
+  for (const [name, value] of Object.entries(constants)) lines.push(`local ${name} = ${value}`);
   return lines.join('\n');
 }
 
 /** Lua that appends each value of `returns`, in order, to the reply table `out`. */
-function appendLua<T>(returns: Returns<T>, indent: string): string {
-  return order(returns)
+function appendLua(returns: Readonly<Record<string, string>>, indent: string): string {
+  return Object.keys(returns)
     .map((name) => `${indent}out[#out + 1] = ${returns[name]}`)
     .join('\n');
+}
+
+/** The folder of the scripts' files. */
+const LUA_DIR = new URL('./lua/', import.meta.url);
+/** The functions every script is sent with, first. */
+const LIB_LUA = readFileSync(new URL('lib.lua', LUA_DIR), 'utf8');
+/** A line of a script's file that stands for the Lua appending a reply layout's values: `--#reply <layout>`. */
+const REPLY_LINE = /^([ \t]*)--#reply (\w+)$/gm;
+
+/**
+ * The text of the script `lua/<name>.lua` as Redis runs it: lib.lua, the prologue binding its
+ * keys, arguments and `constants`, then the file, each `--#reply <layout>` line replaced by
+ * appendLua of `layouts[layout]` at the line's indent. A layout named and not given, or given
+ * and not used, is an error at start.
+ */
+function script<K, A>(
+  name: string,
+  keys: Positions<K>,
+  argv: Positions<A>,
+  options: { layouts?: Readonly<Record<string, Readonly<Record<string, string>>>>; constants?: Readonly<Record<string, number>> } = {},
+): string {
+  const layouts = options.layouts ?? {};
+  const unused = new Set(Object.keys(layouts));
+  const body = readFileSync(new URL(`${name}.lua`, LUA_DIR), 'utf8').replace(REPLY_LINE, (_line, indent: string, layout: string) => {
+    const returns = layouts[layout];
+    if (returns === undefined) throw new Error(`lua/${name}.lua: no reply layout ${layout}`);
+    unused.delete(layout);
+    return appendLua(returns, indent);
+  });
+  if (unused.size > 0) throw new Error(`lua/${name}.lua: reply layouts never used: ${[...unused].join(', ')}`);
+  return `${LIB_LUA}\n${prologue(keys, argv, options.constants)}\n${body}`;
 }
 
 /** Keys, then arguments, each in the order `keys` and `argv` name them. */
@@ -66,64 +109,9 @@ function encode<K extends { [P in keyof K]: string }, A extends { [P in keyof A]
   return out;
 }
 
-/**
- * Lua that settles a lease, given the locals its parts are bound to: if the period's
- * reservations still hold the lease's id, removes it and bills what the lease spent, from the
- * allowance (the credit key gets its ttl if it had none) and from bought credits, and counts it
- * in its day's and its hour's usage credits, by usage row. Once: a second settlement finds no
- * reservation. Shared by the decision script and the settlement script.
- */
-function settleLua(at: {
-  reservations: string;
-  credits: string;
-  twin: string;
-  topup: string;
-  id: string;
-  allowance: string;
-  bought: string;
-  ttl: string;
-  twinTtl: string;
-  usageKey: string;
-  usage: string;
-  usageTtl: string;
-  hourKey: string;
-  hour: string;
-  hourTtl: string;
-}): string {
-  return `if ${at.id} ~= '' and redis.call('hdel', ${at.reservations}, ${at.id}) == 1 then
-  if tonumber(${at.allowance}) > 0 then
-    ${spendLua(at.credits, at.allowance, at.ttl)}
-    ${spendLua(at.twin, at.allowance, at.twinTtl)}
-  end
-  if tonumber(${at.bought}) > 0 then redis.call('decrby', ${at.topup}, ${at.bought}) end
-  ${usageLua(at.usageKey, at.usage, '', at.usageTtl, at.hourKey, at.hour, at.hourTtl)}
-end`;
-}
-
-/**
- * Lua that adds to (`sign` '') or takes from (`sign` '-') a day's usage credits what `lines`
- * lists, one usage row a line: `<credits> <field>` (encodeUsage), and the same to the hour's
- * (`<hour>|<field>` in the day's hourly hash), giving each hash its ttl if it has none.
- */
-function usageLua(usageKey: string, lines: string, sign: '' | '-', ttl: string, hourKey: string, hour: string, hourTtl: string): string {
-  const amount = sign === '' ? 'amount' : "'-' .. amount";
-  return `for amount, field in string.gmatch(${lines}, '(%d+) ([^\\n]+)') do
-    redis.call('hincrby', ${usageKey}, field, ${amount})
-    redis.call('hincrby', ${hourKey}, ${hour} .. '|' .. field, ${amount})
-  end
-  if ${lines} ~= '' and redis.call('pttl', ${usageKey}) < 0 then redis.call('pexpire', ${usageKey}, ${ttl}) end
-  if ${lines} ~= '' and redis.call('pttl', ${hourKey}) < 0 then redis.call('pexpire', ${hourKey}, ${hourTtl}) end`;
-}
-
-/** Usage rows and their credits as a script reads them (usageLua): `<credits> <field>`, one a line. */
+/** Usage rows and their credits as a script reads them (lib.lua, addUsage): `<credits> <field>`, one a line. */
 export function encodeUsage(rows: readonly (readonly [field: string, credits: number])[]): string {
   return rows.map(([field, credits]) => `${credits} ${field}`).join('\n');
-}
-
-/** Lua that adds `amount` to a credit counter, and gives the counter `ttl` if it has none. */
-function spendLua(counter: string, amount: string, ttl: string): string {
-  return `redis.call('incrby', ${counter}, ${amount})
-    if redis.call('pttl', ${counter}) < 0 then redis.call('pexpire', ${counter}, ${ttl}) end`;
 }
 
 /** The decision script's keys: all of one account, so they share its hash tag. */
@@ -306,113 +294,10 @@ const TAIL = indexes(DECIDE_TAIL);
 // A call voided before it ran (its reply timed out while Redis stalled, and VOID_LUA reached
 // Redis first) does nothing and returns nothing; one that bills leaves a record of what it
 // billed, for VOID_LUA to give back.
-const DECIDE_LUA = `
-${prologue(DECIDE_KEYS, DECIDE_ARGV)}
-if redis.call('exists', callKey) == 1 then return {} end
-local n = (#ARGV - ${DECIDE_ARG_ORDER.length}) / 2
-local w = redis.call('hmget', windowKey, 's', 'c')
-local start = tonumber(w[1])
-local base = tonumber(w[2]) or 0
-if not start or nowMs >= start + windowMs or nowMs <= start - windowMs then
-  start = nowMs
-  base = 0
-else
-  if backSlots > 0 and backWindowStartMs == start then base = math.max(base - backSlots, 0) end
-  if redoSlots > 0 and redoWindowStartMs == start then base = math.max(base - redoSlots, 0) end
-end
-${settleLua({ reservations: 'backReservationsKey', credits: 'backCreditsKey', twin: 'backTwinCreditsKey', topup: 'topupKey', id: 'backId', allowance: 'backAllowance', bought: 'backTopup', ttl: 'creditKeyTtlMs', twinTtl: 'backTwinKeyTtlMs', usageKey: 'backUsageKey', usage: 'backUsage', usageTtl: 'backUsageTtlMs', hourKey: 'backUsageHourKey', hour: 'backUsageHour', hourTtl: 'backUsageHourTtlMs' })}
-local reservedAllowance = 0
-local reservedTopup = 0
-local held = redis.call('hgetall', reservationsKey)
-for i = 1, #held, 2 do
-  local a, t, deadline = string.match(held[i + 1], '^(%d+):(%d+):(%d+)$')
-  if not deadline or tonumber(deadline) <= nowMs then
-    redis.call('hdel', reservationsKey, held[i])
-  else
-    reservedAllowance = reservedAllowance + tonumber(a)
-    reservedTopup = reservedTopup + tonumber(t)
-  end
-end
-local reset = math.min(math.max(start + windowMs - nowMs, 1), windowMs)
-local spentBefore = tonumber(redis.call('get', creditsKey) or '0')
-local topup = math.max(tonumber(redis.call('get', topupKey) or '0') - reservedTopup, 0)
-local allowance = math.max(planCredits - spentBefore - reservedAllowance, 0)
-local fromAllowanceAll = 0
-local fromTopupAll = 0
-local maxCost = 0
-local out = {}
-local usage = {}
-local usageFields = {}
-for i = 1, n do
-  local cost = tonumber(ARGV[${DECIDE_ARG_ORDER.length} + 2 * i - 1])
-  local field = ARGV[${DECIDE_ARG_ORDER.length} + 2 * i]
-  if cost > maxCost then maxCost = cost end
-  local outcome = 0
-  local fromTopup = 0
-  if base + i > rps then
-    outcome = 1
-  elseif cost > 0 then
-    if allowance + topup < cost then
-      outcome = 2
-    else
-      local fromAllowance = math.min(cost, allowance)
-      fromTopup = cost - fromAllowance
-      allowance = allowance - fromAllowance
-      topup = topup - fromTopup
-      fromAllowanceAll = fromAllowanceAll + fromAllowance
-      fromTopupAll = fromTopupAll + fromTopup
-      if field ~= '' then
-        if not usage[field] then usageFields[#usageFields + 1] = field end
-        usage[field] = (usage[field] or 0) + cost
-      end
-    end
-  end
-${appendLua(DECIDE_ROW, '  ')}
-end
-local slots = math.min(wantSlots, math.floor((rps - base - n) / ${LEASE_SHARE}))
-local leaseAllowance = 0
-local leaseTopup = 0
-if slots < ${LEASE_MIN_REQUESTS} then
-  slots = 0
-elseif maxCost > 0 then
-  local credits = math.min(slots * maxCost, math.floor((allowance + topup) / ${LEASE_SHARE}))
-  -- Whole requests only: a reservation of 24,995 would leave other processes a balance no run of
-  -- requests of one cost can leave (x-credits-remaining of 5 on a key whose every cost is 20).
-  credits = credits - credits % maxCost
-  if credits < ${LEASE_MIN_REQUESTS} * maxCost then
-    slots = 0
-  else
-    leaseAllowance = math.min(credits, allowance)
-    leaseTopup = credits - leaseAllowance
-    allowance = allowance - leaseAllowance
-    topup = topup - leaseTopup
-    redis.call('hset', reservationsKey, leaseId, string.format('%d:%d:%d', leaseAllowance, leaseTopup, leaseDeadlineMs))
-    if redis.call('pttl', reservationsKey) < 0 then redis.call('pexpire', reservationsKey, creditKeyTtlMs) end
-  end
-end
-redis.call('hset', windowKey, 's', start, 'c', base + n + slots)
-redis.call('pexpire', windowKey, rateKeyTtlMs)
-if fromAllowanceAll > 0 then
-  ${spendLua('creditsKey', 'fromAllowanceAll', 'creditKeyTtlMs')}
-  ${spendLua('twinCreditsKey', 'fromAllowanceAll', 'twinKeyTtlMs')}
-end
-if fromTopupAll > 0 then redis.call('decrby', topupKey, fromTopupAll) end
-if fromAllowanceAll > 0 or fromTopupAll > 0 then
-  -- The record lists the usage rows billed, one a line, for VOID_LUA to take them off again.
-  local record = string.format('%d:%d', fromAllowanceAll, fromTopupAll)
-  for _, field in ipairs(usageFields) do
-    redis.call('hincrby', usageKey, field, usage[field])
-    redis.call('hincrby', usageHourKey, usageHour .. '|' .. field, usage[field])
-    record = record .. string.format('\\n%d ', usage[field]) .. field
-  end
-  if #usageFields > 0 and redis.call('pttl', usageKey) < 0 then redis.call('pexpire', usageKey, usageTtlMs) end
-  if #usageFields > 0 and redis.call('pttl', usageHourKey) < 0 then redis.call('pexpire', usageHourKey, usageHourTtlMs) end
-  redis.call('set', callKey, record, 'PX', callRecordMs)
-end
-${appendLua(DECIDE_GRANT, '')}
-${appendLua(DECIDE_TAIL, '')}
-return out
-`;
+const DECIDE_LUA = script('decide', DECIDE_KEYS, DECIDE_ARGV, {
+  layouts: { row: DECIDE_ROW, grant: DECIDE_GRANT, tail: DECIDE_TAIL },
+  constants: { NAMED_ARGS: DECIDE_ARG_ORDER.length, LEASE_SHARE, LEASE_MIN_REQUESTS },
+});
 
 const OUTCOMES: readonly QuotaOutcome[] = ['ok', 'rate_limited', 'out_of_credits'];
 
@@ -520,11 +405,7 @@ const SETTLE_KEY_ORDER = order(SETTLE_KEYS);
 const SETTLE_ARG_ORDER = order(SETTLE_ARGV);
 
 // Bills only if the reservation is still there (then removes it): once.
-const SETTLE_LUA = `
-${prologue(SETTLE_KEYS, SETTLE_ARGV)}
-${settleLua({ reservations: 'reservationsKey', credits: 'creditsKey', twin: 'twinCreditsKey', topup: 'topupKey', id: 'id', allowance: 'allowance', bought: 'topup', ttl: 'creditKeyTtlMs', twinTtl: 'twinKeyTtlMs', usageKey: 'usageKey', usage: 'usage', usageTtl: 'usageTtlMs', hourKey: 'usageHourKey', hour: 'usageHour', hourTtl: 'usageHourTtlMs' })}
-return 0
-`;
+const SETTLE_LUA = script('settle', SETTLE_KEYS, SETTLE_ARGV);
 
 export function encodeSettle(keys: SettleKeys, args: SettleArgs): KeysAndArgs {
   return encode(SETTLE_KEY_ORDER, keys, SETTLE_ARG_ORDER, args);
@@ -578,23 +459,7 @@ const REFUND_ARG_ORDER = order(REFUND_ARGV);
 // A period whose counter is gone has no allowance to give back to. Once per refund: a refund
 // sent again (its first reply lost) finds its marker and gives nothing more. What it gives back
 // is taken off the decision's usage row, so usage credits stay what was billed.
-const REFUND_LUA = `
-${prologue(REFUND_KEYS, REFUND_ARGV)}
-if not redis.call('set', markerKey, '1', 'NX', 'PX', markerMs) then return 0 end
-local back = 0
-if tonumber(toAllowance) > 0 and redis.call('exists', creditsKey) == 1 then
-  redis.call('decrby', creditsKey, toAllowance)
-  back = back + tonumber(toAllowance)
-end
-if tonumber(toAllowance) > 0 and redis.call('exists', twinCreditsKey) == 1 then redis.call('decrby', twinCreditsKey, toAllowance) end
-if tonumber(toTopup) > 0 then
-  redis.call('incrby', topupKey, toTopup)
-  back = back + tonumber(toTopup)
-end
-if back > 0 and usageField ~= '' then redis.call('hincrby', usageKey, usageField, -back) end
-if back > 0 and usageHourField ~= '' then redis.call('hincrby', usageHourKey, usageHourField, -back) end
-return 0
-`;
+const REFUND_LUA = script('refund', REFUND_KEYS, REFUND_ARGV);
 
 export function encodeRefund(keys: RefundKeys, args: RefundArgs): KeysAndArgs {
   return encode(REFUND_KEY_ORDER, keys, REFUND_ARG_ORDER, args);
@@ -671,25 +536,7 @@ const CHARGE = indexes(CHARGE_REPLY);
 // Once per charge: a charge sent again (its first reply lost) finds its marker and bills nothing
 // more. The period's allowance is spent first, then bought credits; what neither covers still
 // counts as spent, so the usage credits are what was served and the balance reads 0.
-const CHARGE_LUA = `
-${prologue(CHARGE_KEYS, CHARGE_ARGV)}
-if not redis.call('set', markerKey, '1', 'NX', 'PX', markerMs) then return {0, 0, 0, 0} end
-local amount = 0
-for a in string.gmatch(usage, '(%d+) [^\\n]+') do amount = amount + tonumber(a) end
-local spent = tonumber(redis.call('get', creditsKey) or '0')
-local fromAllowance = math.min(amount, math.max(planCredits - spent, 0))
-local fromTopup = math.min(amount - fromAllowance, math.max(tonumber(redis.call('get', topupKey) or '0'), 0))
-local toAllowance = amount - fromTopup
-if toAllowance > 0 then
-  ${spendLua('creditsKey', 'toAllowance', 'creditKeyTtlMs')}
-  ${spendLua('twinCreditsKey', 'toAllowance', 'twinKeyTtlMs')}
-end
-if fromTopup > 0 then redis.call('decrby', topupKey, fromTopup) end
-${usageLua('usageKey', 'usage', '', 'usageTtlMs', 'usageHourKey', 'usageHour', 'usageHourTtlMs')}
-local out = {}
-${appendLua(CHARGE_REPLY, '')}
-return out
-`;
+const CHARGE_LUA = script('charge', CHARGE_KEYS, CHARGE_ARGV, { layouts: { reply: CHARGE_REPLY } });
 
 export function encodeCharge(keys: ChargeKeys, args: ChargeArgs): KeysAndArgs {
   return encode(CHARGE_KEY_ORDER, keys, CHARGE_ARG_ORDER, args);
@@ -745,24 +592,7 @@ const VOID_ARG_ORDER = order(VOID_ARGV);
 // billed is given back and the lease it granted dropped; if it has not run yet, the void is
 // recorded first and the call, arriving later, does nothing. Once: the record says `void`.
 // Returns 1 if it gave something back.
-const VOID_LUA = `
-${prologue(VOID_KEYS, VOID_ARGV)}
-if leaseId ~= '' then redis.call('hdel', reservationsKey, leaseId) end
-local record = redis.call('get', callKey)
-redis.call('set', callKey, 'void', 'PX', callRecordMs)
-if not record or record == 'void' then return 0 end
-local a, t, rows = string.match(record, '^(%d+):(%d+)(.*)$')
-if not a then return 0 end
--- The usage rows it billed are taken off as well (DECIDE_LUA lists them in its record), but not
--- when its period's counter is gone: then what it took from the allowance is not given back either.
-if tonumber(a) == 0 or redis.call('exists', creditsKey) == 1 then
-  ${usageLua('usageKey', 'rows', '-', '1', 'usageHourKey', 'usageHour', '1')}
-end
-if tonumber(a) > 0 and redis.call('exists', creditsKey) == 1 then redis.call('decrby', creditsKey, a) end
-if tonumber(a) > 0 and redis.call('exists', twinCreditsKey) == 1 then redis.call('decrby', twinCreditsKey, a) end
-if tonumber(t) > 0 then redis.call('incrby', topupKey, t) end
-return 1
-`;
+const VOID_LUA = script('void', VOID_KEYS, VOID_ARGV);
 
 export function encodeVoid(keys: VoidKeys, args: VoidArgs): KeysAndArgs {
   return encode(VOID_KEY_ORDER, keys, VOID_ARG_ORDER, args);
@@ -829,38 +659,7 @@ const ADJUST_TOPUP = indexes(ADJUST_TOPUP_RETURNS);
 // they hold is billed or released when they are settled). Reservations past their deadline lapse
 // first, as DECIDE_LUA lets them (a settlement then bills nothing). Integers are formatted with
 // %d: Lua would write a large one as 1e+15, which INCRBY refuses.
-const ADJUST_TOPUP_LUA = `
-${prologue(ADJUST_TOPUP_KEYS, ADJUST_TOPUP_ARGV)}
-local heldTopup = 0
-local seen = {}
-for _, key in ipairs({ dayBeforeKey, dayKey, dayAfterKey, monthBeforeKey, monthKey, monthAfterKey }) do
-  if not seen[key] then
-    seen[key] = true
-    local rows = redis.call('hgetall', key)
-    for i = 1, #rows, 2 do
-      local a, t, deadline = string.match(rows[i + 1], '^(%d+):(%d+):(%d+)$')
-      if not deadline or tonumber(deadline) <= nowMs then
-        redis.call('hdel', key, rows[i])
-      else
-        heldTopup = heldTopup + tonumber(t)
-      end
-    end
-  end
-end
-local topupBefore = tonumber(redis.call('get', topupKey) or '0')
-local available = math.max(topupBefore - heldTopup, 0)
-local delta = amount
-if mode == 'set' then delta = amount - available end
-local applied = 0
-local topupAfter = topupBefore
-if available + delta >= 0 then
-  applied = 1
-  if delta ~= 0 then topupAfter = redis.call('incrby', topupKey, string.format('%d', delta)) end
-end
-local out = {}
-${appendLua(ADJUST_TOPUP_RETURNS, '')}
-return out
-`;
+const ADJUST_TOPUP_LUA = script('adjust-topup', ADJUST_TOPUP_KEYS, ADJUST_TOPUP_ARGV, { layouts: { reply: ADJUST_TOPUP_RETURNS } });
 
 export function encodeAdjustTopUp(keys: AdjustTopUpKeys, args: AdjustTopUpArgs): KeysAndArgs {
   return encode(ADJUST_TOPUP_KEY_ORDER, keys, ADJUST_TOPUP_ARG_ORDER, args);
@@ -874,6 +673,16 @@ export function decodeAdjustTopUp(reply: readonly number[]): AdjustTopUpReply {
     held: reply[ADJUST_TOPUP.held] ?? 0,
   };
 }
+
+/** Each script's text as Redis runs it, by its file's name (test/unit/lua-scripts.test.ts parses them). */
+export const QUOTA_LUA: Readonly<Record<string, string>> = {
+  decide: DECIDE_LUA,
+  settle: SETTLE_LUA,
+  refund: REFUND_LUA,
+  charge: CHARGE_LUA,
+  void: VOID_LUA,
+  'adjust-topup': ADJUST_TOPUP_LUA,
+};
 
 type Command = (...keysAndArgs: KeysAndArgs) => Promise<unknown>;
 

@@ -1,6 +1,6 @@
 // The webhook outbox (store/outbox.ts) in the PostgreSQL store's schema (store/postgres.ts): one
-// table, `webhook_deliveries`, made by the schema's migration to version 8 (postgresOutboxMigration,
-// in the store's MIGRATIONS). Every call goes through the store's `query`, which awaits the lazy
+// table, `webhook_deliveries`, made by the schema's migration to version 8
+// (src/store/sql/postgres/008-webhook-deliveries.sql). Every call goes through the store's `query`, which awaits the lazy
 // migration first, in the schema the store was given (`storage.schema`).
 //
 // Every write is one statement, so one transaction. A claim locks the due rows it takes with
@@ -24,35 +24,6 @@ import {
   encodeCursor,
   lookupId,
 } from './outbox-common.js';
-
-/**
- * Schema version 8, for the schema `s` (quoted). Ids, webhooks, key ids and types are compared and
- * ordered byte-wise ("C", as the store's other text columns), as the other backends order them.
- * `webhook_deliveries_due` holds only pending deliveries (a partial index:
- * https://www.postgresql.org/docs/current/indexes-partial.html), in the order claims take them.
- */
-export const postgresOutboxMigration = (s: string): string => `
-CREATE TABLE ${s}.webhook_deliveries (
-  id text COLLATE "C" PRIMARY KEY,
-  event_id text NOT NULL,
-  type text COLLATE "C" NOT NULL,
-  webhook text COLLATE "C" NOT NULL,
-  key_id text COLLATE "C" NOT NULL, -- '' for none
-  body text NOT NULL, -- the JSON sent, as it was signed: text, never re-serialised
-  created_at bigint NOT NULL,
-  status text NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
-  attempts integer NOT NULL,
-  next_attempt_at bigint NOT NULL,
-  last_attempt_at bigint NOT NULL,
-  last_status integer NOT NULL,
-  last_error text NOT NULL,
-  delivered_at bigint NOT NULL
-);
-CREATE INDEX webhook_deliveries_due ON ${s}.webhook_deliveries (next_attempt_at, id) WHERE status = 'pending';
-CREATE INDEX webhook_deliveries_created ON ${s}.webhook_deliveries (created_at, id);
-CREATE INDEX webhook_deliveries_webhook ON ${s}.webhook_deliveries (webhook, created_at, id);
-CREATE INDEX webhook_deliveries_key ON ${s}.webhook_deliveries (key_id, created_at, id);
-`;
 
 const COLUMNS =
   'id, event_id, type, webhook, key_id, body, created_at, status, attempts, next_attempt_at, last_attempt_at, last_status, last_error, delivered_at';

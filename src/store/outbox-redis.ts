@@ -25,6 +25,7 @@
 // per script. When another process took some, it reads the due ids again, CLAIM_ROUNDS times at
 // most. A script is not rolled back when one of its commands fails (the same page), so each
 // writes its hash first and its indexes after, and each index write is idempotent.
+import { readFileSync } from 'node:fs';
 import type { RedisClient } from '../redis/client.js';
 import type { Delivery, DeliveryPage, DeliveryQuery, DeliveryStatus, NewDelivery, OutboxStore, Settlement } from './outbox.js';
 import {
@@ -50,107 +51,44 @@ const PRUNE_STEP = 100;
 /** How many times a claim reads the due ids again after another process took some of those it read. */
 const CLAIM_ROUNDS = 4;
 
+// Each script's body is a file, src/store/lua/outbox-<name>.lua, read once at start and sent
+// after a newline: the text the scripts had when they were template strings here, so their SHA1s
+// (EVALSHA's names) stay the same. test/unit/lua-scripts.test.ts parses each.
+const lua = (name: string): string => `\n${readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8')}`;
+
 // KEYS[1] due, KEYS[2] all, KEYS[3] s:pending, then per delivery: its hash, w:, k:, t:. ARGV per
 // delivery: id, member, createdAt, eventId, type, webhook, keyId, body. One 1 (stored) or 0 (its
 // id was there) per delivery.
-const ENQUEUE_LUA = `
-local out = {}
-for i = 0, (#KEYS - 3) / 4 - 1 do
-  local k = 4 + i * 4
-  local a = i * 8
-  if redis.call('exists', KEYS[k]) == 1 then
-    out[i + 1] = 0
-  else
-    local id, m, at = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
-    redis.call('hset', KEYS[k], 'id', id, 'eventId', ARGV[a + 4], 'type', ARGV[a + 5], 'webhook', ARGV[a + 6], 'keyId', ARGV[a + 7],
-      'body', ARGV[a + 8], 'createdAt', at, 'status', 'pending', 'attempts', '0', 'nextAttemptAt', at, 'lastAttemptAt', '0',
-      'lastStatus', '0', 'lastError', '', 'deliveredAt', '0', 'm', m)
-    redis.call('zadd', KEYS[1], at, id)
-    redis.call('zadd', KEYS[2], 0, m)
-    redis.call('zadd', KEYS[3], 0, m)
-    redis.call('zadd', KEYS[k + 1], 0, m)
-    redis.call('zadd', KEYS[k + 2], 0, m)
-    redis.call('zadd', KEYS[k + 3], 0, m)
-    out[i + 1] = 1
-  end
-end
-return out
-`;
+const ENQUEUE_LUA = lua('outbox-enqueue');
 
 // KEYS[1] due, KEYS[2..] the hash of each id read as due; ARGV[1] now, ARGV[2] the lease's end,
 // ARGV[3..] the ids. Each one still pending and due is claimed: attempts + 1, nextAttemptAt and
 // its due score the lease's end. Per claimed delivery: its score before, and its hash after.
-const CLAIM_LUA = `
-local now = tonumber(ARGV[1])
-local out = {}
-for i = 2, #KEYS do
-  local id = ARGV[i + 1]
-  local score = redis.call('zscore', KEYS[1], id)
-  if score and tonumber(score) <= now then
-    if redis.call('hget', KEYS[i], 'status') == 'pending' then
-      redis.call('hincrby', KEYS[i], 'attempts', 1)
-      redis.call('hset', KEYS[i], 'nextAttemptAt', ARGV[2])
-      redis.call('zadd', KEYS[1], ARGV[2], id)
-      out[#out + 1] = score
-      out[#out + 1] = redis.call('hgetall', KEYS[i])
-    else
-      redis.call('zrem', KEYS[1], id)
-    end
-  end
-end
-return out
-`;
+const CLAIM_LUA = lua('outbox-claim');
 
 // KEYS[1] hash, KEYS[2] due, KEYS[3] s:pending, KEYS[4] s:<new status>; ARGV[1] id, ARGV[2]
 // attempts, ARGV[3] status, ARGV[4] at, ARGV[5] nextAttemptAt, ARGV[6] lastStatus, ARGV[7]
 // lastError. 1 recorded, 0 not (gone, no longer pending, or claimed again since).
-const SETTLE_LUA = `
-local cur = redis.call('hmget', KEYS[1], 'status', 'attempts', 'm')
-if cur[1] ~= 'pending' or cur[2] ~= ARGV[2] then return 0 end
-redis.call('hset', KEYS[1], 'status', ARGV[3], 'lastAttemptAt', ARGV[4], 'lastStatus', ARGV[6], 'lastError', ARGV[7])
-if ARGV[3] == 'pending' then
-  redis.call('hset', KEYS[1], 'nextAttemptAt', ARGV[5])
-  redis.call('zadd', KEYS[2], ARGV[5], ARGV[1])
-else
-  if ARGV[3] == 'delivered' then redis.call('hset', KEYS[1], 'deliveredAt', ARGV[4]) end
-  redis.call('zrem', KEYS[2], ARGV[1])
-  redis.call('zrem', KEYS[3], cur[3])
-  redis.call('zadd', KEYS[4], 0, cur[3])
-end
-return 1
-`;
+const SETTLE_LUA = lua('outbox-settle');
 
 // KEYS[1] hash, KEYS[2] due, KEYS[3] s:pending, KEYS[4] s:delivered, KEYS[5] s:failed; ARGV[1]
 // id, ARGV[2] now. 1 made pending, 0 no such delivery.
-const REDELIVER_LUA = `
-local m = redis.call('hget', KEYS[1], 'm')
-if not m then return 0 end
-redis.call('hset', KEYS[1], 'status', 'pending', 'nextAttemptAt', ARGV[2])
-redis.call('zadd', KEYS[2], ARGV[2], ARGV[1])
-redis.call('zrem', KEYS[4], m)
-redis.call('zrem', KEYS[5], m)
-redis.call('zadd', KEYS[3], 0, m)
-return 1
-`;
+const REDELIVER_LUA = lua('outbox-redeliver');
 
 // KEYS[1] all, KEYS[2] due, KEYS[3..5] s:pending, s:delivered, s:failed, then per delivery: its
 // hash, w:, k:, t: (read before: a delivery's webhook, key and type never change). ARGV per
 // delivery: id, member. The hash and the due entry go only if the hash is still the member's (the
 // id was not pruned and enqueued again meanwhile); the member goes from every index.
-const PRUNE_LUA = `
-for i = 0, (#KEYS - 5) / 4 - 1 do
-  local k = 6 + i * 4
-  local id, m = ARGV[i * 2 + 1], ARGV[i * 2 + 2]
-  if redis.call('hget', KEYS[k], 'm') == m then
-    redis.call('del', KEYS[k])
-    redis.call('zrem', KEYS[2], id)
-  end
-  for j = 1, 3 do redis.call('zrem', KEYS[k + j], m) end
-  for s = 3, 5 do redis.call('zrem', KEYS[s], m) end
-  redis.call('zrem', KEYS[1], m)
-end
-return 1
-`;
+const PRUNE_LUA = lua('outbox-prune');
+
+/** Each script's text as Redis runs it, by its file's name (test/unit/lua-scripts.test.ts parses them). */
+export const OUTBOX_LUA: Readonly<Record<string, string>> = {
+  'outbox-enqueue': ENQUEUE_LUA,
+  'outbox-claim': CLAIM_LUA,
+  'outbox-settle': SETTLE_LUA,
+  'outbox-redeliver': REDELIVER_LUA,
+  'outbox-prune': PRUNE_LUA,
+};
 
 interface OutboxCommands {
   egwOutboxEnqueue(numberOfKeys: number, ...keysAndArgs: string[]): Promise<number[]>;

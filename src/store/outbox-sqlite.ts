@@ -1,5 +1,6 @@
 // The webhook outbox (store/outbox.ts) in the SQLite store's file (store/sqlite.ts): one table,
-// `webhook_deliveries`, made by the file's migration to schema version 9 (SQLITE_OUTBOX_SCHEMA).
+// `webhook_deliveries`, made by the file's migration to schema version 9
+// (src/store/sql/sqlite/009-webhook-deliveries.sql).
 // It runs on the store's own connection, through its `read` and `write`: a fault of the file or
 // the disk is counted and told as any other call's, a file deleted while open is written back at
 // its path with this table in it (VACUUM INTO copies every table), and nothing is acknowledged
@@ -27,34 +28,6 @@ import {
   type ClaimArgs,
   type SettleArgs,
 } from './outbox-common.js';
-
-/**
- * Schema version 9 (store/sqlite.ts migrate). STRICT, as the other tables. `webhook_deliveries_due`
- * holds only pending deliveries (a partial index: https://www.sqlite.org/partialindex.html), in
- * the order claims take them; the others serve the listing, newest first, and pruning.
- */
-export const SQLITE_OUTBOX_SCHEMA = `
-CREATE TABLE webhook_deliveries (
-  id TEXT PRIMARY KEY,
-  event_id TEXT NOT NULL,
-  type TEXT NOT NULL,
-  webhook TEXT NOT NULL,
-  key_id TEXT NOT NULL, -- '' for none
-  body TEXT NOT NULL, -- the JSON sent
-  created_at INTEGER NOT NULL,
-  status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
-  attempts INTEGER NOT NULL,
-  next_attempt_at INTEGER NOT NULL,
-  last_attempt_at INTEGER NOT NULL,
-  last_status INTEGER NOT NULL,
-  last_error TEXT NOT NULL,
-  delivered_at INTEGER NOT NULL
-) STRICT;
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, id) WHERE status = 'pending';
-CREATE INDEX webhook_deliveries_created ON webhook_deliveries (created_at, id);
-CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook, created_at, id);
-CREATE INDEX webhook_deliveries_key ON webhook_deliveries (key_id, created_at, id);
-`;
 
 interface ListParams {
   webhook: string | null;

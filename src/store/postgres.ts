@@ -48,9 +48,10 @@ import type {
 } from './types.js';
 import { objectNotice, withOutcomeUnknown } from './types.js';
 import type { OutboxStore } from './outbox.js';
-import { PostgresOutbox, postgresOutboxMigration } from './outbox-postgres.js';
+import { PostgresOutbox } from './outbox-postgres.js';
+import { inSchema, readMigrations } from './migrations.js';
 
-/** The newest schema version this code writes and reads: the number of MIGRATIONS. */
+/** The newest schema version this code writes and reads: the last of MIGRATIONS. */
 export const POSTGRES_SCHEMA_VERSION = 8;
 
 /** A new connection that is not up by then fails (the pool's connectionTimeoutMillis). */
@@ -80,172 +81,31 @@ const LISTEN_RETRY_MAX_MS = 2_000;
 const LISTEN_HEARTBEAT_MS = 10_000;
 
 /**
- * Each step brings the schema from the version before it to its own (index + 1), in the
- * migration's transaction. A later gateway appends steps; it never edits one that shipped.
- *
- * Text columns that are ordered or compared (ids, names, days' rows) use the "C" collation:
- * byte order, which is the order of code points, as the other backends sort; the database's
- * default collation may be a locale's, which orders punctuation and case otherwise
- * (https://www.postgresql.org/docs/current/collation.html).
+ * Each step brings the schema from the version before it to its own, in the migration's
+ * transaction: the file src/store/sql/postgres/<version>-<name>.sql (store/migrations.ts), its
+ * schema named `:schema`, or code. A later gateway appends steps; it never edits one that shipped.
  */
-const MIGRATIONS: readonly ((s: string) => string | ((client: PoolClient) => Promise<void>))[] = [
-  (s) => `
-CREATE TABLE ${s}.keys (
-  id text COLLATE "C" NOT NULL,
-  name text COLLATE "C" NOT NULL,
-  owner text,
-  plan text NOT NULL,
-  chains text[], -- the allow-list of chain ids; NULL: every chain
-  status text NOT NULL CHECK (status IN ('active', 'disabled')),
-  expires_at bigint,
-  created_at bigint NOT NULL,
-  prefix text NOT NULL,
-  digest text NOT NULL,
-  previous_digest text, -- with previous_until: the secret a roll replaced; both NULL when none
-  previous_until bigint,
-  CONSTRAINT keys_pkey PRIMARY KEY (id),
-  CONSTRAINT keys_name_key UNIQUE (name),
-  CHECK ((previous_digest IS NULL) = (previous_until IS NULL))
-);
-
--- id: the order of insertion, for entries of one instant.
-CREATE TABLE ${s}.audit (
-  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  at bigint NOT NULL,
-  action text NOT NULL,
-  key_id text COLLATE "C" NOT NULL,
-  before json, -- json, not jsonb: kept as written, keys in their order
-  after json
-);
-CREATE INDEX audit_at ON ${s}.audit (at, id);
-CREATE INDEX audit_key_at ON ${s}.audit (key_id, at, id);
-
-CREATE TABLE ${s}.usage (
-  day date NOT NULL,
-  key_id text COLLATE "C" NOT NULL,
-  chain text COLLATE "C" NOT NULL,
-  route text COLLATE "C" NOT NULL,
-  requests bigint NOT NULL,
-  credits bigint NOT NULL,
-  cache_hits bigint NOT NULL,
-  refused bigint NOT NULL,
-  errors bigint NOT NULL,
-  PRIMARY KEY (day, key_id, chain, route)
-);
--- /usage of some keys over a range of days; a range of days alone is the primary key's.
-CREATE INDEX usage_key_day ON ${s}.usage (key_id, day);
-
-CREATE TABLE ${s}.usage_batches (
-  id text PRIMARY KEY,
-  at bigint NOT NULL
-);
-CREATE INDEX usage_batches_at ON ${s}.usage_batches (at);
-
-CREATE TABLE ${s}.ledgers (
-  account text COLLATE "C" PRIMARY KEY,
-  period_id text NOT NULL,
-  spent bigint NOT NULL,
-  topup bigint NOT NULL
-);
-`,
-  // Version 2: a ledger keeps a day counter and a month counter (store/types.ts, LedgerRow)
-  // instead of one period's spend. A `d…` period's spend becomes its day counter and its month's
-  // counter (what was spent that day was spent in that month), a `m…` period's the month
-  // counter; the other counter starts empty (''). A period id of neither form (a ledger of bought
-  // credits only, '') keeps its bought credits and no spend. A gateway of version 1 refuses to
-  // start on this schema; one still running when it changes fails its ledger writes (they name
-  // the dropped columns) and keeps them in memory: stop the old gateways of a schema before the
-  // first new one starts.
-  (s) => `
-ALTER TABLE ${s}.ledgers
-  ADD COLUMN day text NOT NULL DEFAULT '',
-  ADD COLUMN day_spent bigint NOT NULL DEFAULT 0,
-  ADD COLUMN month text NOT NULL DEFAULT '',
-  ADD COLUMN month_spent bigint NOT NULL DEFAULT 0;
-UPDATE ${s}.ledgers SET day = period_id, day_spent = spent, month = 'm' || substr(period_id, 2, 6), month_spent = spent
-  WHERE period_id ~ '^d[0-9]{8}$';
-UPDATE ${s}.ledgers SET month = period_id, month_spent = spent WHERE period_id ~ '^m[0-9]{6}$';
-ALTER TABLE ${s}.ledgers
-  DROP COLUMN period_id,
-  DROP COLUMN spent,
-  ALTER COLUMN day DROP DEFAULT,
-  ALTER COLUMN day_spent DROP DEFAULT,
-  ALTER COLUMN month DROP DEFAULT,
-  ALTER COLUMN month_spent DROP DEFAULT;
-`,
+const MIGRATION_FILES = readMigrations('postgres', POSTGRES_SCHEMA_VERSION, [3]);
+type MigrationStep = (s: string) => string | ((client: PoolClient) => Promise<void>);
+const MIGRATIONS: ReadonlyMap<number, MigrationStep> = new Map<number, MigrationStep>([
+  ...[...MIGRATION_FILES].map(([version, sql]) => [version, (s: string) => inSchema(sql, s)] as [number, MigrationStep]),
   // Version 3: the store secret, and every ledger row renamed by it (the head of this file).
-  (s) => async (client) => {
-    await client.query(`CREATE TABLE ${s}.meta (name text COLLATE "C" PRIMARY KEY, value text NOT NULL)`);
-    const secret = randomBytes(32);
-    await client.query(`INSERT INTO ${s}.meta (name, value) VALUES ('ledger_secret', $1)`, [secret.toString('hex')]);
-    const { rows } = await client.query<{ account: string }>(`SELECT account FROM ${s}.ledgers`);
-    if (rows.length === 0) return;
-    const plain = rows.map((r) => r.account);
-    await client.query(
-      `UPDATE ${s}.ledgers AS l SET account = n.sealed FROM unnest($1::text[], $2::text[]) AS n(plain, sealed) WHERE l.account = n.plain`,
-      [plain, plain.map((a) => sealWith(secret, a))],
-    );
-  },
-  // Version 4: a key's terms (store/types.ts KeyTerms) as one JSON value, NULL when it has none;
-  // who made each audited write (the admin token's name). Rows of earlier versions have neither.
-  (s) => `
-ALTER TABLE ${s}.keys ADD COLUMN terms json;
-ALTER TABLE ${s}.audit ADD COLUMN actor text;
-`,
-  // Version 5: plans and accounts made at run time (store/types.ts StoredObject), by kind and id.
-  (s) => `
-CREATE TABLE ${s}.objects (
-  kind text COLLATE "C" NOT NULL,
-  id text COLLATE "C" NOT NULL,
-  value json NOT NULL,
-  PRIMARY KEY (kind, id)
-);
-`,
-  // Version 6: the refusals of a usage row by cause (429 of the key's rate, 402, 403) and its
-  // other 4xx answers (store/types.ts UsageCounts). Rows of earlier versions read 0 of each; a
-  // column added with a constant default rewrites no row
-  // (https://www.postgresql.org/docs/current/sql-altertable.html#SQL-ALTERTABLE-NOTES). A gateway
-  // of version 5 still running writes its rows without them (0), as before.
-  (s) => `
-ALTER TABLE ${s}.usage
-  ADD COLUMN rate_limited bigint NOT NULL DEFAULT 0,
-  ADD COLUMN out_of_credits bigint NOT NULL DEFAULT 0,
-  ADD COLUMN forbidden bigint NOT NULL DEFAULT 0,
-  ADD COLUMN client_errors bigint NOT NULL DEFAULT 0;
-`,
-  // Version 7: the account a usage row was counted under (store/types.ts UsageRow.account), part
-  // of the row's identity ('' in the rows there are: none recorded), and the hourly rows
-  // (usage_hours: the same counts per UTC hour, 0-23 of the day). The primary key is made again
-  // with the account; a gateway of version 6 still running then fails its usage writes (its
-  // ON CONFLICT names the old key) and keeps them in memory: stop the old gateways of a schema
-  // before the first new one starts, as for version 2.
-  (s) => `
-ALTER TABLE ${s}.usage ADD COLUMN account text COLLATE "C" NOT NULL DEFAULT '';
-ALTER TABLE ${s}.usage DROP CONSTRAINT usage_pkey;
-ALTER TABLE ${s}.usage ADD CONSTRAINT usage_pkey PRIMARY KEY (day, key_id, chain, route, account);
-CREATE TABLE ${s}.usage_hours (
-  day date NOT NULL,
-  hour smallint NOT NULL CHECK (hour BETWEEN 0 AND 23), -- UTC
-  key_id text COLLATE "C" NOT NULL,
-  account text COLLATE "C" NOT NULL,
-  chain text COLLATE "C" NOT NULL,
-  route text COLLATE "C" NOT NULL,
-  requests bigint NOT NULL,
-  credits bigint NOT NULL,
-  cache_hits bigint NOT NULL,
-  refused bigint NOT NULL,
-  errors bigint NOT NULL,
-  rate_limited bigint NOT NULL,
-  out_of_credits bigint NOT NULL,
-  forbidden bigint NOT NULL,
-  client_errors bigint NOT NULL,
-  PRIMARY KEY (day, hour, key_id, chain, route, account)
-);
-CREATE INDEX usage_hours_key_day ON ${s}.usage_hours (key_id, day);
-`,
-  // Version 8: the webhook outbox's deliveries (store/outbox-postgres.ts).
-  postgresOutboxMigration,
-];
+  [
+    3,
+    (s: string) => async (client: PoolClient) => {
+      await client.query(`CREATE TABLE ${s}.meta (name text COLLATE "C" PRIMARY KEY, value text NOT NULL)`);
+      const secret = randomBytes(32);
+      await client.query(`INSERT INTO ${s}.meta (name, value) VALUES ('ledger_secret', $1)`, [secret.toString('hex')]);
+      const { rows } = await client.query<{ account: string }>(`SELECT account FROM ${s}.ledgers`);
+      if (rows.length === 0) return;
+      const plain = rows.map((r) => r.account);
+      await client.query(
+        `UPDATE ${s}.ledgers AS l SET account = n.sealed FROM unnest($1::text[], $2::text[]) AS n(plain, sealed) WHERE l.account = n.plain`,
+        [plain, plain.map((a) => sealWith(secret, a))],
+      );
+    },
+  ],
+]);
 
 const sealWith = (secret: Buffer, account: string): string => createHmac('sha256', secret).update(account, 'utf8').digest('hex');
 
@@ -561,7 +421,7 @@ export class PostgresStore implements Storage, KeyStore, AuditStore, UsageStore,
         );
       }
       for (let v = version + 1; v <= POSTGRES_SCHEMA_VERSION; v++) {
-        const step = MIGRATIONS[v - 1]!(s);
+        const step = MIGRATIONS.get(v)!(s);
         if (typeof step === 'string') await client.query(step);
         else await step(client);
         await client.query(`INSERT INTO ${s}.schema_version (version) VALUES ($1)`, [v]);

@@ -70,6 +70,7 @@
 //
 // Every command may reject quickly while Redis is away (client.ts: no offline queue, no retries,
 // a command timeout): errors propagate to the caller, who knows what to do with them.
+import { readFileSync } from 'node:fs';
 import { Cluster } from 'ioredis';
 import type { RedisClient } from '../redis/client.js';
 import { DAY_MS, dayStartMs, hourName, hourOfDay, utcDay } from './day.js';
@@ -107,7 +108,7 @@ const CAS_ATTEMPTS = 10;
 // runs its script with the record as read; the script refuses (-2) if the record changed
 // meanwhile, and the client reads it again. The PUBLISH is inside the script: a write is never
 // without its notice (a process dying between the two would leave others with a stale key); so
-// is its audit entry (auditLua). Scripts are atomic: two processes creating one name at once see
+// is its audit entry (lua/audit.lua). Scripts are atomic: two processes creating one name at once see
 // one of them win. A script is not rolled back when one of its commands fails, though: what it
 // wrote before stays (https://redis.io/docs/latest/develop/interact/programmability/eval-intro/,
 // https://redis.io/docs/latest/develop/interact/transactions/), so
@@ -119,101 +120,44 @@ const CAS_ATTEMPTS = 10;
 // gateway processes: two admin writes at once on two processes, or a host whose clock is behind,
 // append an `at` older than the stream's last id, which XADD refuses. Such an entry gets the last
 // id's time instead (its `at` stays as it was, in the JSON), and the largest such shift is kept at
-// the lag key, so that listAudit reads that much further to find it.
-function auditLua(stream: string, lag: string, at: string, json: string): string {
-  return `local ms = ${at}
-local top = redis.call('xrevrange', ${stream}, '+', '-', 'COUNT', 1)[1]
-if top then
-  local topMs = string.match(top[1], '^(%d+)-')
-  local shift = tonumber(topMs) - tonumber(ms)
-  if shift > 0 then
-    if shift > tonumber(redis.call('get', ${lag}) or '0') then redis.call('set', ${lag}, string.format('%d', shift)) end
-    ms = topMs
-  end
-end
-redis.call('xadd', ${stream}, ms .. '-*', 'e', ${json})`;
-}
+// the lag key, so that listAudit reads that much further to find it. That is lua/audit.lua's
+// function `audit`, sent before each script that appends an entry (luaWithAudit).
+//
+// Each script's body is a file, src/store/lua/<name>.lua, read once at start and sent after a
+// newline (the text the scripts had when they were template strings here: ADD_USAGE_LUA keeps its
+// SHA1, EVALSHA's name for it); a script that appends an audit entry gets lua/audit.lua first.
+// test/unit/lua-scripts.test.ts parses each script as sent.
+const lua = (name: string): string => `\n${readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8')}`;
+const AUDIT_LUA = readFileSync(new URL('./lua/audit.lua', import.meta.url), 'utf8');
+const luaWithAudit = (name: string): string => `${AUDIT_LUA}${lua(name)}`;
 
 // KEYS[1] record, KEYS[2] id set, KEYS[3] name index, KEYS[4] audit stream, KEYS[5] its lag;
 // ARGV[1] id, ARGV[2] record JSON, ARGV[3] channel, ARGV[4] audit at, ARGV[5] audit JSON.
 // 1 created, 0 name taken, -1 id exists.
-const CREATE_LUA = `
-if redis.call('exists', KEYS[1]) == 1 then return -1 end
-if redis.call('exists', KEYS[3]) == 1 then return 0 end
-${auditLua('KEYS[4]', 'KEYS[5]', 'ARGV[4]', 'ARGV[5]')}
-redis.call('set', KEYS[1], ARGV[2])
-redis.call('sadd', KEYS[2], ARGV[1])
-redis.call('set', KEYS[3], ARGV[1])
-redis.call('publish', ARGV[3], ARGV[1])
-return 1
-`;
+const CREATE_LUA = luaWithAudit('key-create');
 
 // KEYS[1] record, KEYS[2] new name's index, KEYS[3] old name's index, KEYS[4] audit stream,
 // KEYS[5] its lag; ARGV[1] id, ARGV[2] record JSON as read, ARGV[3] new record JSON, ARGV[4]
 // channel, ARGV[5] audit at, ARGV[6] audit JSON. 1 updated, 0 name taken, -1 no such key, -2
 // changed since read.
-const UPDATE_LUA = `
-local current = redis.call('get', KEYS[1])
-if not current then return -1 end
-if current ~= ARGV[2] then return -2 end
-if KEYS[2] ~= KEYS[3] then
-  local owner = redis.call('get', KEYS[2])
-  if owner and owner ~= ARGV[1] then return 0 end
-end
-${auditLua('KEYS[4]', 'KEYS[5]', 'ARGV[5]', 'ARGV[6]')}
-if KEYS[2] ~= KEYS[3] then
-  redis.call('set', KEYS[2], ARGV[1])
-  if redis.call('get', KEYS[3]) == ARGV[1] then redis.call('del', KEYS[3]) end
-end
-redis.call('set', KEYS[1], ARGV[3])
-redis.call('publish', ARGV[4], ARGV[1])
-return 1
-`;
+const UPDATE_LUA = luaWithAudit('key-update');
 
 // KEYS[1] record, KEYS[2] id set, KEYS[3] name index, KEYS[4] audit stream, KEYS[5] its lag;
 // ARGV[1] id, ARGV[2] record JSON as read, ARGV[3] channel, ARGV[4] audit at, ARGV[5] audit
 // JSON. 1 deleted, 0 no such key, -2 changed since read.
-const DELETE_LUA = `
-local current = redis.call('get', KEYS[1])
-if not current then return 0 end
-if current ~= ARGV[2] then return -2 end
-${auditLua('KEYS[4]', 'KEYS[5]', 'ARGV[4]', 'ARGV[5]')}
-redis.call('del', KEYS[1])
-redis.call('srem', KEYS[2], ARGV[1])
-if redis.call('get', KEYS[3]) == ARGV[1] then redis.call('del', KEYS[3]) end
-redis.call('publish', ARGV[3], ARGV[1])
-return 1
-`;
+const DELETE_LUA = luaWithAudit('key-delete');
 
 // KEYS[1] object, KEYS[2] its kind's id set, KEYS[3] audit stream, KEYS[4] its lag; ARGV[1] id,
 // ARGV[2] value JSON, ARGV[3] 'create' or 'replace', ARGV[4] channel, ARGV[5] notice, ARGV[6]
 // audit at, ARGV[7] audit JSON. 1 written, 0 not (exists on create, missing on replace).
-const OBJECT_PUT_LUA = `
-local exists = redis.call('exists', KEYS[1]) == 1
-if exists ~= (ARGV[3] == 'replace') then return 0 end
-${auditLua('KEYS[3]', 'KEYS[4]', 'ARGV[6]', 'ARGV[7]')}
-redis.call('set', KEYS[1], ARGV[2])
-redis.call('sadd', KEYS[2], ARGV[1])
-redis.call('publish', ARGV[4], ARGV[5])
-return 1
-`;
+const OBJECT_PUT_LUA = luaWithAudit('object-put');
 
 // KEYS as OBJECT_PUT_LUA's; ARGV[1] id, ARGV[2] channel, ARGV[3] notice, ARGV[4] audit at,
 // ARGV[5] audit JSON. 1 deleted, 0 there was none.
-const OBJECT_DELETE_LUA = `
-if redis.call('exists', KEYS[1]) == 0 then return 0 end
-${auditLua('KEYS[3]', 'KEYS[4]', 'ARGV[4]', 'ARGV[5]')}
-redis.call('del', KEYS[1])
-redis.call('srem', KEYS[2], ARGV[1])
-redis.call('publish', ARGV[2], ARGV[3])
-return 1
-`;
+const OBJECT_DELETE_LUA = luaWithAudit('object-delete');
 
 // An audit entry of its own (a top-up): KEYS[1] stream, KEYS[2] lag; ARGV[1] at, ARGV[2] entry JSON.
-const APPEND_AUDIT_LUA = `
-${auditLua('KEYS[1]', 'KEYS[2]', 'ARGV[1]', 'ARGV[2]')}
-return 1
-`;
+const APPEND_AUDIT_LUA = luaWithAudit('audit-append');
 
 // One part of a usage batch for one day, at most once: a write whose reply timed out may still
 // run when a stalled Redis resumes, and the recorder then sends the same batch again
@@ -230,52 +174,17 @@ return 1
 // hashes as they were. (The part is marked by then, as in the layout before, whose HINCRBY
 // refused an overflow halfway: a part sent again must never be added twice; no day of one key on
 // one route comes near 2^53.)
-const ADD_USAGE_LUA = `
-if redis.call('hsetnx', KEYS[2], ARGV[3], '1') == 0 then return 0 end
-redis.call('pexpire', KEYS[2], ARGV[2])
-local writes = {}
-local a = 4
-for k = 3, #KEYS do
-  local n = tonumber(ARGV[a + 2])
-  local fields = {}
-  for r = 1, n do fields[r] = ARGV[a + 3 + (r - 1) * 10] end
-  local stored = redis.call('hmget', KEYS[k], unpack(fields))
-  local out = {}
-  for r = 1, n do
-    local at = a + 3 + (r - 1) * 10
-    local sums = { 0, 0, 0, 0, 0, 0, 0, 0, 0 }
-    if stored[r] then
-      local i = 0
-      local ok = true
-      for v in string.gmatch(stored[r], '%S+') do
-        i = i + 1
-        sums[i] = tonumber(v)
-        if not sums[i] then ok = false end
-      end
-      if not ok or (i ~= 5 and i ~= 9) then
-        return redis.error_reply('usage value is not five or nine counts: ' .. KEYS[k] .. ' ' .. fields[r])
-      end
-    end
-    for c = 1, 9 do
-      sums[c] = sums[c] + tonumber(ARGV[at + c])
-      if math.abs(sums[c]) >= 9007199254740992 then return redis.error_reply('usage count past 2^53: ' .. KEYS[k]) end
-    end
-    out[2 * r - 1] = fields[r]
-    out[2 * r] = string.format('%d %d %d %d %d %d %d %d %d', sums[1], sums[2], sums[3], sums[4], sums[5], sums[6], sums[7], sums[8], sums[9])
-  end
-  writes[k] = out
-  a = a + 3 + n * 10
-end
-a = 4
-for k = 3, #KEYS do
-  redis.call('sadd', KEYS[1], ARGV[a])
-  redis.call('hset', KEYS[k], unpack(writes[k]))
-  redis.call('pexpire', KEYS[k], ARGV[a + 1])
-  a = a + 3 + tonumber(ARGV[a + 2]) * 10
-end
-redis.call('pexpire', KEYS[1], ARGV[1])
-return 1
-`;
+const ADD_USAGE_LUA = lua('add-usage');
+/** Each script's text as Redis runs it, by its file's name (test/unit/lua-scripts.test.ts parses them). */
+export const STORE_LUA: Readonly<Record<string, string>> = {
+  'key-create': CREATE_LUA,
+  'key-update': UPDATE_LUA,
+  'key-delete': DELETE_LUA,
+  'object-put': OBJECT_PUT_LUA,
+  'object-delete': OBJECT_DELETE_LUA,
+  'audit-append': APPEND_AUDIT_LUA,
+  'add-usage': ADD_USAGE_LUA,
+};
 /** How long a batch's marker outlives the batch's last part: far longer than any retry takes to follow it. */
 const BATCH_MARKER_MS = 3_600_000;
 /**

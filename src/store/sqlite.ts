@@ -87,184 +87,16 @@ import { hourName } from './day.js';
 import { checkUsageDelta, termsFromJson, termsJson } from './records.js';
 import { objectNotice } from './types.js';
 import type { OutboxStore } from './outbox.js';
-import { SQLITE_OUTBOX_SCHEMA, SqliteOutbox } from './outbox-sqlite.js';
+import { SqliteOutbox } from './outbox-sqlite.js';
+import { readMigrations } from './migrations.js';
 
 /** The user_version this code writes and reads. */
 export const SQLITE_SCHEMA_VERSION = 9;
 
-// STRICT tables (https://www.sqlite.org/stricttables.html): a value of the wrong type is an error
-// instead of being stored as whatever it is. Credits are integers (config/schema.ts).
-const SCHEMA_V1 = `
-CREATE TABLE keys (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL UNIQUE,
-  owner TEXT,
-  plan TEXT NOT NULL,
-  chains TEXT, -- JSON array of chain ids; NULL: every chain
-  status TEXT NOT NULL CHECK (status IN ('active', 'disabled')),
-  expires_at INTEGER,
-  created_at INTEGER NOT NULL,
-  prefix TEXT NOT NULL,
-  digest TEXT NOT NULL,
-  previous_digest TEXT, -- with previous_until: the secret a roll replaced; both NULL when none
-  previous_until INTEGER
-) STRICT;
-
-CREATE TABLE audit (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  at INTEGER NOT NULL,
-  action TEXT NOT NULL,
-  key_id TEXT NOT NULL,
-  before TEXT, -- JSON object or NULL
-  after TEXT
-) STRICT;
-CREATE INDEX audit_at ON audit (at);
-CREATE INDEX audit_key_at ON audit (key_id, at);
-
-CREATE TABLE usage (
-  day TEXT NOT NULL,
-  key_id TEXT NOT NULL,
-  chain TEXT NOT NULL,
-  route TEXT NOT NULL,
-  requests INTEGER NOT NULL,
-  credits INTEGER NOT NULL,
-  cache_hits INTEGER NOT NULL,
-  refused INTEGER NOT NULL,
-  errors INTEGER NOT NULL,
-  PRIMARY KEY (day, key_id, chain, route)
-) STRICT, WITHOUT ROWID;
-
-CREATE TABLE ledgers (
-  account TEXT PRIMARY KEY,
-  period_id TEXT NOT NULL,
-  spent INTEGER NOT NULL,
-  topup INTEGER NOT NULL
-) STRICT;
-`;
-
-// Version 2: the usage batches already added, so that one sent again adds nothing (store/types.ts).
-const SCHEMA_V2 = `
-CREATE TABLE usage_batches (
-  id TEXT PRIMARY KEY,
-  at INTEGER NOT NULL
-) STRICT, WITHOUT ROWID;
-`;
-
-// Version 3: what the store keeps about itself, by name: `ledger_secret`, the key of the ledger
-// rows' names (hex), and `probe`, written by ping() to learn whether writes work again.
-const SCHEMA_V3 = `
-CREATE TABLE meta (
-  name TEXT PRIMARY KEY,
-  value TEXT NOT NULL
-) STRICT;
-`;
-
-// Version 4: a ledger keeps a day counter and a month counter (store/types.ts, LedgerRow) instead
-// of one period's spend. The table is made anew (a column's NOT NULL cannot be changed in place:
-// https://www.sqlite.org/lang_altertable.html#otheralter) and the rows copied, under the names
-// they have: a `d…` period's spend becomes its day counter and its month's counter (what was
-// spent that day was spent in that month), a `m…` period's the month counter; the other counter
-// starts empty (''). A period id of neither form (a ledger of bought credits only, '') keeps
-// its bought credits and no spend.
-const SCHEMA_V4 = `
-CREATE TABLE ledgers_v4 (
-  account TEXT PRIMARY KEY,
-  day TEXT NOT NULL, -- the day counter's day, d20261126; '' when none
-  day_spent INTEGER NOT NULL,
-  month TEXT NOT NULL, -- the month counter's month, m202611; '' when none
-  month_spent INTEGER NOT NULL,
-  topup INTEGER NOT NULL
-) STRICT;
-INSERT INTO ledgers_v4 (account, day, day_spent, month, month_spent, topup)
-SELECT account,
-  CASE WHEN is_day THEN period_id ELSE '' END,
-  CASE WHEN is_day THEN spent ELSE 0 END,
-  CASE WHEN is_day THEN 'm' || substr(period_id, 2, 6) WHEN is_month THEN period_id ELSE '' END,
-  CASE WHEN is_day OR is_month THEN spent ELSE 0 END,
-  topup
-FROM (
-  SELECT *,
-    period_id GLOB 'd[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]' AS is_day,
-    period_id GLOB 'm[0-9][0-9][0-9][0-9][0-9][0-9]' AS is_month
-  FROM ledgers
-);
-DROP TABLE ledgers;
-ALTER TABLE ledgers_v4 RENAME TO ledgers;
-`;
-
-// Version 5: a key's terms (store/types.ts KeyTerms: its own limits, allowed routes, networks
-// and origins, the operator's meta) as one JSON value, NULL when it has none; and who made each
-// audited write (the admin token's name). Rows of earlier versions have neither.
-const SCHEMA_V5 = `
-ALTER TABLE keys ADD COLUMN terms TEXT;
-ALTER TABLE audit ADD COLUMN actor TEXT;
-`;
-
-// Version 6: plans and accounts made at run time (store/types.ts StoredObject), as JSON by kind and id.
-const SCHEMA_V6 = `
-CREATE TABLE objects (
-  kind TEXT NOT NULL,
-  id TEXT NOT NULL,
-  value TEXT NOT NULL, -- JSON object
-  PRIMARY KEY (kind, id)
-) STRICT, WITHOUT ROWID;
-`;
-
-// Version 7: the refusals of a usage row by cause (429 of the key's rate, 402, 403) and its other
-// 4xx answers (store/types.ts UsageCounts). A STRICT table takes a new NOT NULL column with a
-// default (https://www.sqlite.org/lang_altertable.html#altertabaddcol): rows of earlier
-// versions read 0 for each.
-const SCHEMA_V7 = `
-ALTER TABLE usage ADD COLUMN rate_limited INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE usage ADD COLUMN out_of_credits INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE usage ADD COLUMN forbidden INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE usage ADD COLUMN client_errors INTEGER NOT NULL DEFAULT 0;
-`;
-
-/** A usage table's counters, in COUNTERS' order (store/records.ts). */
-const USAGE_COUNTER_COLUMNS = `requests INTEGER NOT NULL,
-  credits INTEGER NOT NULL,
-  cache_hits INTEGER NOT NULL,
-  refused INTEGER NOT NULL,
-  errors INTEGER NOT NULL,
-  rate_limited INTEGER NOT NULL,
-  out_of_credits INTEGER NOT NULL,
-  forbidden INTEGER NOT NULL,
-  client_errors INTEGER NOT NULL`;
-
-// Version 8: the account a usage row was counted under (store/types.ts UsageRow.account), part of
-// the row's identity, and the hourly rows (usage_hours: the same counts per UTC hour, 0-23 of the
-// day). A primary key cannot be changed in place, so the table is made anew and its rows copied
-// (https://www.sqlite.org/lang_altertable.html#otheralter), with the account '' (none recorded).
-// Rows of earlier versions have no hourly rows.
-const SCHEMA_V8 = `
-CREATE TABLE usage_v8 (
-  day TEXT NOT NULL,
-  key_id TEXT NOT NULL,
-  account TEXT NOT NULL, -- the key's account (acc_...) when the counts were made; '' for none
-  chain TEXT NOT NULL,
-  route TEXT NOT NULL,
-  ${USAGE_COUNTER_COLUMNS},
-  PRIMARY KEY (day, key_id, chain, route, account)
-) STRICT, WITHOUT ROWID;
-INSERT INTO usage_v8 (day, key_id, account, chain, route, requests, credits, cache_hits, refused, errors,
-  rate_limited, out_of_credits, forbidden, client_errors)
-SELECT day, key_id, '', chain, route, requests, credits, cache_hits, refused, errors,
-  rate_limited, out_of_credits, forbidden, client_errors
-FROM usage;
-DROP TABLE usage;
-ALTER TABLE usage_v8 RENAME TO usage;
-CREATE TABLE usage_hours (
-  day TEXT NOT NULL,
-  hour INTEGER NOT NULL CHECK (hour BETWEEN 0 AND 23), -- UTC
-  key_id TEXT NOT NULL,
-  account TEXT NOT NULL,
-  chain TEXT NOT NULL,
-  route TEXT NOT NULL,
-  ${USAGE_COUNTER_COLUMNS},
-  PRIMARY KEY (day, hour, key_id, chain, route, account)
-) STRICT, WITHOUT ROWID;
-`;
+// The schema's steps, src/store/sql/sqlite/<version>-<name>.sql (store/migrations.ts), each file
+// saying what its version changes. STRICT tables (https://www.sqlite.org/stricttables.html): a
+// value of the wrong type is an error instead of being stored as whatever it is.
+const MIGRATIONS = readMigrations('sqlite', SQLITE_SCHEMA_VERSION);
 
 /** How long a usage batch's id is remembered, ms: far longer than a retry takes to follow. */
 const BATCH_MEMORY_MS = 3_600_000;
@@ -580,26 +412,20 @@ function migrate(db: Database.Database): void {
   if (renames) db.pragma('secure_delete = ON');
   // One transaction: a crash mid-way leaves the file at the version it had.
   db.transaction(() => {
-    if (version < 1) db.exec(SCHEMA_V1);
-    if (version < 2) db.exec(SCHEMA_V2);
-    if (version < 3) {
-      db.exec(SCHEMA_V3);
-      const secret = randomBytes(32);
-      db.prepare("INSERT INTO meta (name, value) VALUES ('ledger_secret', ?)").run(secret.toString('hex'));
-      const rows = db.prepare<[], LedgerV3DbRow>('SELECT * FROM ledgers').all();
-      db.exec('DELETE FROM ledgers');
-      const insert = db.prepare<LedgerV3DbRow>(
-        'INSERT INTO ledgers (account, period_id, spent, topup) VALUES (@account, @period_id, @spent, @topup)',
-      );
-      for (const r of rows) insert.run({ ...r, account: sealWith(secret, r.account) });
+    for (let v = version + 1; v <= SQLITE_SCHEMA_VERSION; v++) {
+      db.exec(MIGRATIONS.get(v)!);
+      // Version 3 made the store secret's table: the ledger rows are renamed by a new secret.
+      if (v === 3) {
+        const secret = randomBytes(32);
+        db.prepare("INSERT INTO meta (name, value) VALUES ('ledger_secret', ?)").run(secret.toString('hex'));
+        const rows = db.prepare<[], LedgerV3DbRow>('SELECT * FROM ledgers').all();
+        db.exec('DELETE FROM ledgers');
+        const insert = db.prepare<LedgerV3DbRow>(
+          'INSERT INTO ledgers (account, period_id, spent, topup) VALUES (@account, @period_id, @spent, @topup)',
+        );
+        for (const r of rows) insert.run({ ...r, account: sealWith(secret, r.account) });
+      }
     }
-    if (version < 4) db.exec(SCHEMA_V4);
-    if (version < 5) db.exec(SCHEMA_V5);
-    if (version < 6) db.exec(SCHEMA_V6);
-    if (version < 7) db.exec(SCHEMA_V7);
-    if (version < 8) db.exec(SCHEMA_V8);
-    // Version 9: the webhook outbox's deliveries (store/outbox-sqlite.ts).
-    if (version < 9) db.exec(SQLITE_OUTBOX_SCHEMA);
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
   })();
   if (renames) {
