@@ -14,7 +14,7 @@
 //
 // Pure logic on the decision's clock; the flush timer lives in step.ts.
 import { periodWindow, type Period } from './period.js';
-import type { QuotaDecision, UsageRowRef } from './types.js';
+import type { QuotaDecision, QuotaQuery, UsageRowRef } from './types.js';
 import { resetMsFrom, windowHoldsFrom } from './window.js';
 
 /** Credits one process served an account in one period, one UTC hour: billed together. */
@@ -51,20 +51,6 @@ interface Standing {
   open: number;
 }
 
-/** The plan and usage row a local decision bills to. */
-export interface LocalQuery {
-  account: string;
-  rps: number;
-  credits: number;
-  period: Period;
-  cost: number;
-  nowMs: number;
-  keyId?: string | undefined;
-  usageAccount?: string | undefined;
-  chain?: string | undefined;
-  route?: string | undefined;
-}
-
 export class OutageBook {
   private readonly standing = new Map<string, Standing>();
   /** Charges not billed yet, by account, period and hour; sent ones keep their id until billed. */
@@ -80,7 +66,7 @@ export class OutageBook {
   ) {}
 
   /** Decides one request here, as the store would, against the local window and allowance. */
-  decide(q: LocalQuery): QuotaDecision {
+  decide(q: QuotaQuery): QuotaDecision {
     let s = this.standing.get(q.account);
     if (s === undefined) {
       const known = this.charger.knownBalance(q.account);
