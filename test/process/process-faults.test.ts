@@ -31,16 +31,24 @@ let build: string;
 let cli: string;
 const dirs: string[] = [];
 
-/** src/ as JavaScript in `dir`/dist, beside a link to the repository's node_modules. */
+/** src/ as JavaScript in `dir`/dist (its .lua and .sql files as they are), beside a link to the repository's node_modules. */
 function transpile(dir: string): string {
   writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   const src = join(ROOT, 'src');
   const walk = (d: string): string[] =>
     readdirSync(d, { withFileTypes: true }).flatMap((e) =>
-      e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.ts') ? [join(d, e.name)] : [],
+      e.isDirectory() ? walk(join(d, e.name)) : /\.(ts|lua|sql)$/.test(e.name) ? [join(d, e.name)] : [],
     );
   for (const file of walk(src)) {
+    // The Lua scripts and SQL migrations are read at start from beside the modules, as the build
+    // copies them (scripts/copy-assets.js).
+    if (!file.endsWith('.ts')) {
+      const copy = join(dir, 'dist', relative(src, file));
+      mkdirSync(dirname(copy), { recursive: true });
+      writeFileSync(copy, readFileSync(file));
+      continue;
+    }
     const out = join(dir, 'dist', relative(src, file)).replace(/\.ts$/, '.js');
     mkdirSync(dirname(out), { recursive: true });
     const { outputText } = ts.transpileModule(readFileSync(file, 'utf8'), {

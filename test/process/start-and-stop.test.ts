@@ -85,6 +85,8 @@ describe('npm start', () => {
     dir = mkdtempSync(join(tmpdir(), 'egw-npm-start-'));
     for (const file of ['package.json', 'tsconfig.json', 'tsconfig.build.json']) cpSync(join(ROOT, file), join(dir, file));
     cpSync(join(ROOT, 'src'), join(dir, 'src'), { recursive: true });
+    // The build copies src/'s .lua and .sql files into dist/ with this script (package.json).
+    cpSync(join(ROOT, 'scripts', 'copy-assets.js'), join(dir, 'scripts', 'copy-assets.js'));
     symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   });
   afterAll(() => {
